@@ -1,0 +1,64 @@
+"""safeagents: a tool-call firewall for coding agents.
+
+Tool calls of any harness become canonical :class:`Effect` values, checked against YAML
+rules by an :class:`Engine`; sessions are scored as hacked or clean.
+"""
+
+from types import FunctionType as _FunctionType
+
+from safeagents._actions import (
+    EFFECT_KINDS,
+    AnalysisContext,
+    Effect,
+    EffectKind,
+    ToolCall,
+    normalise_path,
+)
+from safeagents._audit import InputError, Session, SessionReport, audit_session, load_sessions
+from safeagents._detector import CallContext, Detector, SessionState
+from safeagents._harness import Harness
+from safeagents._patch import edit_effect, parse_patch, write_effect
+from safeagents._python_code import analyze_python
+from safeagents._registry import Registry, UnknownHarnessError, default_registry, load_registry
+from safeagents._shell import analyze_shell
+from safeagents.plugins import hookimpl
+from safeagents.rules import CallVerdict, Engine, Finding, RuleSet
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EFFECT_KINDS",
+    "AnalysisContext",
+    "CallContext",
+    "CallVerdict",
+    "Detector",
+    "Effect",
+    "EffectKind",
+    "Engine",
+    "Finding",
+    "Harness",
+    "InputError",
+    "Registry",
+    "RuleSet",
+    "Session",
+    "SessionReport",
+    "SessionState",
+    "ToolCall",
+    "UnknownHarnessError",
+    "analyze_python",
+    "analyze_shell",
+    "audit_session",
+    "default_registry",
+    "edit_effect",
+    "hookimpl",
+    "load_registry",
+    "load_sessions",
+    "normalise_path",
+    "parse_patch",
+    "write_effect",
+]
+
+for _name in __all__:
+    _value = globals()[_name]
+    if isinstance(_value, (type, _FunctionType)) and _value.__module__.startswith("safeagents._"):
+        _value.__module__ = "safeagents"  # reprs and docs show safeagents.Effect

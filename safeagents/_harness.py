@@ -1,0 +1,56 @@
+"""The extension point for harnesses: a tiny base class."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Collection
+from typing import ClassVar
+
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+
+__all__ = ["Harness", "rejection_script"]
+
+
+class Harness:
+    """Teaches safeagents one agent harness's tools.
+
+    Subclasses set :attr:`name` and :attr:`tools` and implement :meth:`effects`.
+    ``effects`` returns ``None`` for a tool it does not know, so the engine can fall
+    back to the generic plugin; it returns ``[]`` for a known tool with no effect
+    (``todowrite``). It must never raise on malformed arguments.
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[frozenset[str]] = frozenset()
+    """Other names users may give with ``--harness`` (``claude`` for ``claude-code``)."""
+    tools: ClassVar[frozenset[str]] = frozenset()
+    """Tool names this harness offers; used to detect the harness from a request."""
+
+    def effects(self, call: ToolCall, ctx: AnalysisContext) -> list[Effect] | None:
+        raise NotImplementedError("The 'effects' method must be implemented.")
+
+    def detect(self, tool_names: Collection[str]) -> float:
+        """How well ``tool_names`` (a request's tool list) fits this harness, 0..1."""
+        if not self.tools or not tool_names:
+            return 0.0
+        hits = len(self.tools.intersection(tool_names))
+        return hits / max(len(self.tools), len(set(tool_names)))
+
+    def rewrite(
+        self, call: ToolCall, message: str, *, offered: Collection[str] = ()
+    ) -> ToolCall | None:
+        """A call of this harness's own shell tool that shows ``message`` and fails, to stand in
+        for the blocked ``call`` (the proxy's ``rewrite`` strategy); ``None`` if there is none.
+
+        ``offered`` is the request's tool list, for harnesses whose shell tool varies. The
+        proxy keeps ``call.id`` and puts the original call back in later requests.
+        """
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def rejection_script(message: str) -> str:
+    """A shell script that prints ``message`` to stderr and exits 1."""
+    return f"printf '%s\\n' {shlex.quote(message)} >&2; exit 1"
