@@ -1,0 +1,186 @@
+"""Splits long scripts into top-level pieces so that parsing stays fast.
+
+tree-sitter's error recovery is quadratic on some malformed input (``a | a | … |`` of 30 KB
+takes seconds), so no text longer than :data:`PARSE_LIMIT` bytes of code reaches the parser
+in one piece. Pieces end at newlines and ``;``/``&&``/``||``/``&``/``|`` outside quotes,
+substitutions and heredocs, found by a light linear scan. Heredoc bodies and quoted strings
+without substitutions are not code, so a large ``cat > f <<EOF`` still parses whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PARSE_LIMIT = 4_096
+"""Most bytes of code tree-sitter parses at once (worst case about 50 ms)."""
+
+_INTERESTING = re.compile(rb"[\\'\"`$()\n;&|<#]")
+_DOUBLE_QUOTED = re.compile(rb'"(?:[^"\\]|\\.)*"?', re.DOTALL)
+_BACKTICKED = re.compile(rb"`(?:[^`\\]|\\.)*`?", re.DOTALL)
+_HEREDOC = re.compile(rb"<<(-?)[ \t]*(\\?)(['\"]?)([^\s'\"<>|&;()]+)\3")
+_EXPANSION = re.compile(rb"[$`]")
+_WORD_START = frozenset(b" \t\n;&|()")
+_FILLER = 0x01
+"""A control byte: never whitespace to the grammar and never part of a heredoc delimiter."""
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    start: int
+    end: int
+    parseable: bool
+    """False when the piece holds more code than :data:`PARSE_LIMIT` and cannot be split."""
+    text_spans: tuple[tuple[int, int], ...] = ()
+    """Data ranges (relative to ``start``) to blank out before parsing a long piece."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    pieces: list[Piece]
+    lossy: bool
+    """A piece boundary falls on a pipe, so the analysis of data flow is incomplete."""
+
+
+@dataclass
+class _Scan:
+    splits: list[tuple[int, bool]]
+    """Positions after a top-level separator, and whether the separator is a pipe."""
+    text_spans: list[tuple[int, int]]
+    """Ranges that are data, not code (single-quoted strings, literal heredoc bodies)."""
+
+
+def plan(source: bytes) -> Plan:
+    if len(source) <= PARSE_LIMIT:
+        return Plan([Piece(0, len(source), True)], False)
+    scan = _scan(source)
+    pieces: list[Piece] = []
+    lossy = False
+    start = 0
+    index = 0
+    splits = scan.splits
+    while start < len(source):
+        chosen: tuple[int, bool] | None = None
+        while index < len(splits) and splits[index][0] <= start:
+            index += 1
+        probe = index
+        while probe < len(splits) and splits[probe][0] - start <= PARSE_LIMIT:
+            chosen = splits[probe]
+            probe += 1
+        if chosen is None:
+            chosen = splits[index] if index < len(splits) else (len(source), False)
+        end, at_pipe = chosen
+        lossy = lossy or (at_pipe and end < len(source))
+        spans = _inside(scan.text_spans, start, end)
+        code = end - start - sum(b - a for a, b in spans)
+        pieces.append(Piece(start, end, code <= PARSE_LIMIT, spans))
+        start = end
+    return Plan(pieces, lossy)
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> tuple[tuple[int, int], ...]:
+    return tuple((a - start, b - start) for a, b in spans if a >= start and b <= end)
+
+
+def masked(source: bytes, spans: tuple[tuple[int, int], ...]) -> bytes:
+    """``source`` with the data in ``spans`` overwritten (newlines kept): it parses linearly.
+
+    Node offsets are unchanged, so the walker still reads the real text from the original.
+    """
+    if not spans:
+        return source
+    buffer = bytearray(source)
+    for start, end in spans:
+        inner = slice(start + 1, end - 1)
+        buffer[inner] = bytes(b if b == 0x0A else _FILLER for b in buffer[inner])
+    return bytes(buffer)
+
+
+def _scan(source: bytes) -> _Scan:
+    scan = _Scan([], [])
+    length = len(source)
+    depth = 0
+    pending: list[tuple[bytes, bool, bool]] = []
+    position = 0
+    while position < length:
+        match = _INTERESTING.search(source, position)
+        if match is None:
+            break
+        at = match.start()
+        char = source[at : at + 1]
+        position = at + 1
+        if char == b"\\":
+            position = at + 2
+        elif char == b"'":
+            close = source.find(b"'", at + 1)
+            position = length if close < 0 else close + 1
+            if close >= 0:
+                scan.text_spans.append((at, position))
+        elif char == b'"':
+            position = _skip(_DOUBLE_QUOTED, source, at, scan)
+        elif char == b"`":
+            position = _skip(_BACKTICKED, source, at, None)
+        elif char == b"(" or (char == b"$" and source[at + 1 : at + 2] == b"("):
+            depth += 1
+            position = at + (2 if char == b"$" else 1)
+        elif char == b")":
+            depth = max(0, depth - 1)
+        elif char == b"#" and (at == 0 or source[at - 1] in _WORD_START):
+            newline = source.find(b"\n", at)
+            position = length if newline < 0 else newline
+        elif char == b"<":
+            position = _heredoc_operator(source, at, pending)
+        elif char == b"\n":
+            if pending:
+                position = _heredoc_bodies(source, position, pending, scan)
+                pending = []
+            if depth == 0:
+                scan.splits.append((position, False))
+        elif depth == 0 and char in (b";", b"&", b"|"):
+            pair = source[at : at + 2]
+            if pair in (b"&&", b"||", b";;", b"|&", b"&>"):
+                position = at + 2
+            if pair != b"&>" and source[at - 1 : at] not in (b">", b"<"):
+                scan.splits.append((position, char == b"|" and pair != b"||"))
+    return scan
+
+
+def _skip(pattern: re.Pattern[bytes], source: bytes, at: int, scan: _Scan | None) -> int:
+    match = pattern.match(source, at)
+    end = match.end() if match is not None else len(source)
+    closed = end - at >= 2 and source[end - 1 : end] == source[at : at + 1]
+    if scan is not None and closed and not _EXPANSION.search(source, at, end):
+        scan.text_spans.append((at, end))
+    return end
+
+
+def _heredoc_operator(source: bytes, at: int, pending: list[tuple[bytes, bool, bool]]) -> int:
+    if source[at : at + 3] == b"<<<":
+        return at + 3
+    match = _HEREDOC.match(source, at)
+    if match is None:
+        return at + 1
+    quoted = bool(match.group(2) or match.group(3))
+    pending.append((match.group(4), bool(match.group(1)), quoted))
+    return match.end()
+
+
+def _heredoc_bodies(
+    source: bytes, position: int, pending: list[tuple[bytes, bool, bool]], scan: _Scan
+) -> int:
+    """Skip the bodies of the heredocs opened on the line that just ended."""
+    for delimiter, strip_tabs, quoted in pending:
+        body_start = position
+        terminated = False
+        body_end = position
+        while position < len(source) and not terminated:
+            body_end = position
+            newline = source.find(b"\n", position)
+            line_end = len(source) if newline < 0 else newline
+            line = source[position:line_end]
+            position = line_end + 1 if newline >= 0 else len(source)
+            terminated = (line.lstrip(b"\t") if strip_tabs else line) == delimiter
+        plain = quoted or not _EXPANSION.search(source, body_start, body_end)
+        if terminated and plain and body_end - body_start > 2:
+            scan.text_spans.append((body_start - 1, body_end + 1))
+    return position

@@ -1,0 +1,25 @@
+"""Which handler knows the effects of a command, by its basename."""
+
+from __future__ import annotations
+
+import re
+
+from safeagents._shell import _builtins, _files, _git, _interpreters, _network, _search
+from safeagents._shell._model import Handler
+
+_HANDLERS: dict[str, Handler] = {
+    **_builtins.HANDLERS,
+    **_files.HANDLERS,
+    **_search.HANDLERS,
+    **_git.HANDLERS,
+    **_network.HANDLERS,
+    **_interpreters.HANDLERS,
+}
+_PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)*)?[dmtu]?")
+
+
+def handler_for(name: str) -> Handler | None:
+    handler = _HANDLERS.get(name)
+    if handler is None and _PYTHON.fullmatch(name):
+        return _interpreters.python
+    return handler

@@ -1,0 +1,225 @@
+"""Values shared by the shell walker and the command handlers: words, streams, state, budget."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
+
+from safeagents._actions import AnalysisContext, Effect, EffectKind
+
+MAX_NODES = 50_000
+"""Syntax nodes, words and commands one analysis may visit (shared by ``bash -c`` recursion)."""
+MAX_PARSED_BYTES = 200_000
+"""Bytes one analysis may hand to tree-sitter, re-parses (``bash -c``, ``eval``) included."""
+MAX_NESTING = 48
+"""Deepest nesting of statements and substitutions walked; deeper subtrees become opaque."""
+MAX_LEVEL = 6
+"""Deepest re-parse of a string as a script (``bash -c``, ``eval``, a heredoc fed to ``sh``)."""
+MAX_EFFECTS = 2_000
+"""Effects one analysis may produce before it stops and reports the rest as opaque."""
+MAX_EXPANSIONS = 64
+"""Words one brace expansion, ``for`` loop or ``xargs`` input may produce."""
+OPAQUE_TEXT_LIMIT = 4_096
+"""Characters of the script kept in the ``command`` of a fallback opaque exec."""
+
+
+class BudgetExhausted(Exception):
+    """The node or effect budget ran out; the walk stops with what it found."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word after quote removal and expansion of what is statically known."""
+
+    text: str
+    exact: bool = True
+    process_substitution: bool = False
+
+
+StreamOrigin = Literal["none", "pipe", "heredoc", "file"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """What flows on stdin or stdout: its text and the file names it lists, when known."""
+
+    text: str | None = None
+    paths: tuple[str, ...] | None = None
+    origin: StreamOrigin = "none"
+    exact: bool = True
+    """False when ``text`` is a best guess (a heredoc body with unknown ``$VAR``)."""
+    producer: str | None = None
+    """Source text of the pipeline stages that produce this stream."""
+
+    @property
+    def known_text(self) -> str | None:
+        """``text`` when it is exactly what flows."""
+        return self.text if self.exact else None
+
+    @property
+    def fed(self) -> bool:
+        """Whether something is piped or redirected in (as opposed to a terminal)."""
+        return self.origin in ("pipe", "heredoc")
+
+
+NO_INPUT = Stream()
+UNKNOWN_OUTPUT = Stream(origin="pipe")
+
+
+@dataclass(slots=True)
+class ShellState:
+    """What earlier commands of the script established: directory and literal variables."""
+
+    ctx: AnalysisContext
+    variables: dict[str, str] = field(default_factory=dict)
+    dir_stack: list[str] = field(default_factory=list)
+    oldpwd: str | None = None
+
+    def fork(self) -> ShellState:
+        """A copy for a subshell, whose changes do not leak back."""
+        return ShellState(self.ctx, dict(self.variables), list(self.dir_stack), self.oldpwd)
+
+    def chdir(self, path: str) -> None:
+        self.oldpwd = self.ctx.cwd
+        self.ctx = self.ctx.chdir(path)
+
+    def with_cwd(self, path: str) -> ShellState:
+        forked = self.fork()
+        forked.ctx = replace(self.ctx, cwd=self.ctx.resolve(path))
+        return forked
+
+    def lookup(self, name: str) -> str | None:
+        if name in self.variables:
+            return self.variables[name]
+        if name == "HOME":
+            return self.ctx.home
+        if name == "PWD":
+            return self.ctx.cwd
+        if name == "OLDPWD":
+            return self.oldpwd
+        return None
+
+
+class Run:
+    """Budget and effect sink shared by every level of one :func:`analyze_shell` call."""
+
+    def __init__(self) -> None:
+        self.effects: list[Effect] = []
+        self.seen: set[Effect] = set()
+        self.nodes = 0
+        self.parsed_bytes = 0
+
+    def tick(self, count: int = 1) -> None:
+        self.nodes += count
+        if self.nodes > MAX_NODES:
+            raise BudgetExhausted
+
+    def charge_parse(self, size: int) -> None:
+        self.parsed_bytes += size
+        if self.parsed_bytes > MAX_PARSED_BYTES:
+            raise BudgetExhausted
+
+    def emit(self, effect: Effect) -> None:
+        self.insert(len(self.effects), effect)
+
+    def insert(self, index: int, effect: Effect) -> None:
+        """Record ``effect`` at ``index`` unless an identical one was already recorded."""
+        if effect in self.seen:
+            return
+        if len(self.effects) >= MAX_EFFECTS:
+            raise BudgetExhausted
+        self.seen.add(effect)
+        self.effects.insert(index, effect)
+
+
+class Interpreter(Protocol):
+    """Lets handlers analyse nested scripts and commands (``bash -c``, ``find -exec``)."""
+
+    level: int
+    """How many times the text being analysed was re-parsed from a string."""
+
+    def script(self, text: str, state: ShellState, depth: int, stdin: Stream = NO_INPUT) -> None:
+        """Analyse ``text`` as a shell script run in ``state``."""
+
+    def words(self, words: list[Word], state: ShellState, depth: int, command: str) -> Stream:
+        """Analyse already resolved words as one simple command."""
+
+
+@dataclass(slots=True)
+class Invocation:
+    """One simple command as a handler sees it, after wrappers are unwrapped."""
+
+    words: list[Word]
+    state: ShellState
+    stdin: Stream
+    command: str
+    run: Run
+    depth: int
+    interpreter: Interpreter
+    opaque: bool = False
+
+    @property
+    def name(self) -> str:
+        return command_basename(self.words[0].text)
+
+    @property
+    def argv(self) -> list[str]:
+        return [word.text for word in self.words]
+
+    @property
+    def args(self) -> list[str]:
+        return [word.text for word in self.words[1:]]
+
+    @property
+    def ctx(self) -> AnalysisContext:
+        return self.state.ctx
+
+    def path(self, raw: str) -> str:
+        return self.state.ctx.resolve(raw)
+
+    def emit(self, effect: Effect) -> None:
+        self.run.emit(effect)
+
+    def emit_path(
+        self,
+        kind: EffectKind,
+        raw: str,
+        *,
+        content: str | None = None,
+        added: str | None = None,
+        command: str | None = None,
+        pattern: str | None = None,
+    ) -> None:
+        """Emit ``kind`` on the resolved ``raw`` unless it is a pseudo-device (``/dev/null``)."""
+        path = self.path(raw)
+        if not is_pseudo_device(path):
+            self.run.emit(
+                Effect(
+                    kind, path=path, content=content, added=added, command=command, pattern=pattern
+                )
+            )
+
+
+Handler = Callable[[Invocation], Stream | None]
+
+
+def command_basename(text: str) -> str:
+    return posixpath.basename(text.rstrip("/")) or text
+
+
+_PSEUDO_DEVICES = frozenset(
+    ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+     "/dev/stdin", "/dev/stdout", "/dev/stderr")
+)  # fmt: skip
+
+
+def is_pseudo_device(path: str) -> bool:
+    """``/dev/null``, ``/dev/stdout``, ``/dev/fd/3``…: no file is touched (``/dev/sda`` is)."""
+    return path in _PSEUDO_DEVICES or path.startswith(("/dev/fd/", "/dev/pts/", "/proc/self/fd/"))
+
+
+def opaque_exec(text: str) -> Effect:
+    """The fallback effect for text the analyser could not take apart."""
+    return Effect("exec", command=text[:OPAQUE_TEXT_LIMIT], opaque=True)
