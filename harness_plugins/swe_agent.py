@@ -1,0 +1,144 @@
+"""SWE-agent and OpenHands: ``bash``/``execute_bash``, ``str_replace_editor`` and IPython cells."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import ClassVar
+
+from harness_plugins._common import (
+    Handler,
+    ToolArgs,
+    ToolMapHarness,
+    dedupe,
+    edit,
+    fetch_tool,
+    insertion,
+    network,
+    no_effect,
+    python,
+    read,
+    read_tool,
+    search_tool,
+    shell,
+    shell_tool,
+    unknown_write,
+    write,
+)
+from safeagents._actions import AnalysisContext, Effect
+from safeagents._harness import Harness
+from safeagents.plugins import hookimpl
+
+__all__ = ["SweAgentHarness", "editor_effects", "ipython_effects", "safeagents_harnesses"]
+
+_EDITOR_PATH = ("path", "file_path")
+_SHELL_ESCAPE = re.compile(r"^\s*(?:[\w\s,]+=\s*)?!(?!=)(.*)$")
+_CELL_SHELL_MAGIC = re.compile(r"^\s*%%(?:bash|sh|script\s+(?:ba)?sh)\b[^\n]*\n?")
+_URL = re.compile(r"""https?://[^\s'"`)>\]]+""")
+
+
+def editor_effects(command: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
+    """``str_replace_editor``/``file_editor``: view, create, str_replace, insert, undo_edit."""
+    path = args.string(*_EDITOR_PATH)
+    if not path or not path.strip():
+        return []
+    if command == "view":
+        return [read(path, ctx)]
+    if command == "create":
+        content = args.value("file_text", "content")
+        return [write(path, content if isinstance(content, str) else "", ctx, new_file=True)]
+    if command == "str_replace":
+        old, new = args.value("old_str"), args.value("new_str")
+        return [edit(path, _text(old), _text(new), ctx)]
+    if command == "insert":
+        return [insertion(path, _text(args.value("new_str", "text")), ctx)]
+    return [unknown_write(path, ctx)] if command == "undo_edit" else []
+
+
+def _editor(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
+    command = args.string("command")
+    return editor_effects(command, args, ctx) if command else []
+
+
+def ipython_effects(code: str, ctx: AnalysisContext) -> list[Effect]:
+    """An IPython cell: ``%%bash`` cells and ``!cmd`` lines are shell, the rest Python."""
+    magic = _CELL_SHELL_MAGIC.match(code)
+    if magic:
+        return shell(code[magic.end() :], ctx)
+    effects: list[Effect] = []
+    python_lines: list[str] = []
+    for line in code.splitlines():
+        escape = _SHELL_ESCAPE.match(line)
+        if escape and not line.lstrip().startswith("#"):
+            effects.extend(shell(escape.group(1), ctx))
+            python_lines.append("")
+        elif line.lstrip().startswith("%"):
+            python_lines.append("")
+        else:
+            python_lines.append(line)
+    return dedupe([*python("\n".join(python_lines), ctx), *effects])
+
+
+def _ipython(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
+    code = args.string("code")
+    return ipython_effects(code, ctx) if code is not None else []
+
+
+def _browser(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
+    """OpenHands ``browser``: BrowserGym code such as ``goto("https://…")``."""
+    code = args.string("code") or ""
+    return dedupe(network(url) for url in _URL.findall(code))
+
+
+def _create(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
+    path = args.string("filename", "path")
+    return [write(path, "", ctx, new_file=True)] if path and path.strip() else []
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class SweAgentHarness(ToolMapHarness):
+    name = "swe-agent"
+    aliases = frozenset({"openhands", "swe_agent", "sweagent"})
+    tools = frozenset(
+        {
+            "bash",
+            "str_replace_editor",
+            "submit",
+            "execute_bash",
+            "execute_ipython_cell",
+            "browser",
+            "web_read",
+            "fetch",
+            "think",
+            "finish",
+            "task_tracker",
+            "terminal",
+            "file_editor",
+        }
+    )
+    handlers: ClassVar[Mapping[str, Handler]] = {
+        "bash": shell_tool("command"),
+        "execute_bash": shell_tool("command"),
+        "terminal": shell_tool("command"),
+        "str_replace_editor": _editor,
+        "file_editor": _editor,
+        "execute_ipython_cell": _ipython,
+        "browser": _browser,
+        "fetch": fetch_tool("url"),
+        "web_read": fetch_tool("url"),
+        "open": read_tool("path", "file_path"),
+        "filemap": read_tool("file_path", "path"),
+        "create": _create,
+        "find_file": search_tool(("file_name",), ("dir",)),
+        "search_dir": search_tool(("search_term",), ("dir",)),
+        "search_file": search_tool(("search_term",), ("file",)),
+        **dict.fromkeys(("think", "finish", "submit", "task_tracker"), no_effect),
+    }
+
+
+@hookimpl
+def safeagents_harnesses() -> list[Harness]:
+    return [SweAgentHarness()]
