@@ -1,0 +1,39 @@
+"""The YAML rule DSL: loading with positions, validation, RE2 compilation, matching, fixtures.
+
+Load rules with :meth:`RuleSet.load`, build an :class:`Engine`, and call
+:meth:`Engine.check_call` for each tool call. ``docs/rule-dsl.md`` is the language reference.
+"""
+
+from __future__ import annotations
+
+from safeagents.rules._discover import bundled_rules_path
+from safeagents.rules._engine import Engine
+from safeagents.rules._errors import RuleError, RuleLoadError
+from safeagents.rules._fixtures import FixtureResult, run_fixtures
+from safeagents.rules._loader import RuleSet
+from safeagents.rules._model import CallVerdict, Finding, Pack, Rule, RuleException
+from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
+
+__all__ = [
+    "ACTIONS",
+    "CATEGORIES",
+    "SEVERITIES",
+    "CallVerdict",
+    "Engine",
+    "Finding",
+    "FixtureResult",
+    "Pack",
+    "Rule",
+    "RuleError",
+    "RuleException",
+    "RuleLoadError",
+    "RuleSet",
+    "bundled_rules_path",
+    "run_fixtures",
+]
+
+for _name in __all__:
+    _value = globals()[_name]
+    if isinstance(_value, type):
+        _value.__module__ = __name__
+del _name, _value

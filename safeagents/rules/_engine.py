@@ -1,0 +1,234 @@
+"""Matching: effects against compiled rules, with the RE2 prefilter choosing candidates."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from safeagents._actions import EFFECT_KINDS, AnalysisContext, Effect, ToolCall
+from safeagents._detector import CallContext, Detector, SessionState
+from safeagents.rules._compile import PatternBank
+from safeagents.rules._errors import ErrorSink, RuleError, did_you_mean
+from safeagents.rules._loader import RuleSet
+from safeagents.rules._model import CallVerdict, Finding, Rule, render_message
+from safeagents.rules._tree import Value, detector_calls, pinned_kinds, trigger_bits
+
+if TYPE_CHECKING:
+    from safeagents._registry import Registry
+
+__all__ = ["Engine"]
+
+logger = logging.getLogger("safeagents.rules")
+
+
+@dataclass(slots=True)
+class _KindPlan:
+    """Which rules an effect of one kind must evaluate: always, or when a pattern hit."""
+
+    always: list[int] = field(default_factory=list)
+    triggers: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+
+
+class Engine:
+    """Checks tool calls against a :class:`RuleSet`."""
+
+    def __init__(self, rules: RuleSet, registry: Registry | None = None) -> None:
+        if registry is None:
+            from safeagents._registry import default_registry
+
+            registry = default_registry()
+        self.rules = rules
+        self.registry = registry
+        self._detectors: Mapping[str, Detector] = registry.detectors
+        self._check_detectors()
+        self._bank: PatternBank = rules.pattern_bank
+        self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
+        self._plans: dict[str | None, _KindPlan] = self._plan()
+
+    def check_call(
+        self,
+        call: ToolCall,
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> CallVerdict:
+        """Turn ``call`` into effects through the registry and check them."""
+        analysis = context if context is not None else AnalysisContext()
+        effects = tuple(self.registry.effects(call, harness, analysis))
+        findings = self.check_effects(
+            effects, call=call, harness=harness, context=analysis, session=session
+        )
+        return CallVerdict(call=call, harness=harness, effects=effects, findings=findings)
+
+    def check_effects(
+        self,
+        effects: Iterable[Effect],
+        *,
+        call: ToolCall,
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> tuple[Finding, ...]:
+        """Findings for ``effects`` of ``call``: per rule, the first effect it matches."""
+        effects = tuple(effects)
+        state = session if session is not None else SessionState()
+        call_context = CallContext(
+            call=call,
+            harness=harness,
+            analysis=context if context is not None else AnalysisContext(),
+            session=state,
+            effects=effects,
+        )
+        fired: set[int] = set()
+        findings: list[Finding] = []
+        for effect in effects:
+            view = _EffectView(effect, call_context, self._bank, self._detectors)
+            for index in self._candidates(view):
+                if index in fired:
+                    continue
+                rule = self._active[index]
+                if rule.condition.holds(view) and not any(
+                    exception.condition.holds(view) for exception in rule.exceptions
+                ):
+                    fired.add(index)
+                    findings.append(_finding(rule, effect, call))
+        if session is not None:
+            session.effects.extend(effects)
+        return tuple(findings)
+
+    def _candidates(self, view: _EffectView) -> list[int]:
+        plan = self._plans.get(view.effect.kind, self._plans[None])
+        candidates = set(plan.always)
+        for field_name, by_index in plan.triggers.items():
+            for index in view.hits(field_name):
+                candidates.update(by_index.get(index, ()))
+        return sorted(candidates)
+
+    def _plan(self) -> dict[str | None, _KindPlan]:
+        plans: dict[str | None, _KindPlan] = {kind: _KindPlan() for kind in (*EFFECT_KINDS, None)}
+        for index, rule in enumerate(self._active):
+            kinds = pinned_kinds(rule.condition)
+            triggers = trigger_bits(rule.condition)
+            for kind, plan in plans.items():
+                if kinds is not None and kind not in kinds:
+                    continue
+                if triggers is None:
+                    plan.always.append(index)
+                    continue
+                for field_name, bit in triggers:
+                    plan.triggers.setdefault(field_name, {}).setdefault(bit, []).append(index)
+        return plans
+
+    def _check_detectors(self) -> None:
+        sink = ErrorSink()
+        known = sorted(self._detectors)
+        for rule in self.rules.rules:
+            conditions = [rule.condition, *(e.condition for e in rule.exceptions)]
+            for condition in conditions:
+                for call in detector_calls(condition):
+                    if call.name in self._detectors:
+                        continue
+                    listing = f" (known: {', '.join(known)})" if known else " (none registered)"
+                    hint = did_you_mean(call.name, known) or listing
+                    message = f"unknown detector '{call.name}'{hint}"
+                    sink.add(RuleError(call.file, call.line, call.col, message))
+        sink.raise_if_any()
+
+
+def _finding(rule: Rule, effect: Effect, call: ToolCall) -> Finding:
+    return Finding(
+        rule_id=rule.id,
+        category=rule.category,
+        severity=rule.severity,
+        action=rule.action,
+        tool_call_id=call.id,
+        tool=call.name,
+        summary=effect.describe(),
+        message=render_message(rule, effect, call),
+        effect=effect,
+    )
+
+
+class _EffectView:
+    """One effect as conditions see it; pattern scans and detector calls are cached."""
+
+    __slots__ = (
+        "_bank",
+        "_bits",
+        "_detected",
+        "_detectors",
+        "_hits",
+        "_values",
+        "context",
+        "effect",
+    )
+
+    def __init__(
+        self,
+        effect: Effect,
+        context: CallContext,
+        bank: PatternBank,
+        detectors: Mapping[str, Detector],
+    ) -> None:
+        self.effect = effect
+        self.context = context
+        self._bank = bank
+        self._detectors = detectors
+        self._values: dict[str, tuple[Value, ...]] = {}
+        self._bits: dict[tuple[str, int], frozenset[int]] = {}
+        self._hits: dict[str, frozenset[int]] = {}
+        self._detected: dict[str, bool] = {}
+
+    def values(self, field: str) -> tuple[Value, ...]:
+        cached = self._values.get(field)
+        if cached is None:
+            cached = self._values[field] = self._read(field)
+        return cached
+
+    def _read(self, field: str) -> tuple[Value, ...]:
+        if field == "effect":
+            return (self.effect.kind,)
+        if field == "tool":
+            return (self.context.call.name,)
+        if field == "harness":
+            return (self.context.harness,)
+        if field == "argv":
+            return tuple(self.effect.argv)
+        value = getattr(self.effect, field)
+        return () if value is None else (value,)
+
+    def bits(self, field: str, position: int) -> frozenset[int]:
+        key = (field, position)
+        cached = self._bits.get(key)
+        if cached is None:
+            value = self.values(field)[position]
+            text = value if isinstance(value, str) else str(value)
+            cached = self._bits[key] = self._bank.scan(field, text)
+        return cached
+
+    def hits(self, field: str) -> frozenset[int]:
+        """Pattern indices any value of ``field`` matches."""
+        cached = self._hits.get(field)
+        if cached is None:
+            count = len(self.values(field))
+            cached = frozenset().union(*(self.bits(field, i) for i in range(count)))
+            self._hits[field] = cached
+        return cached
+
+    def detector(self, name: str) -> bool:
+        if name not in self._detected:
+            self._detected[name] = self._run_detector(name)
+        return self._detected[name]
+
+    def _run_detector(self, name: str) -> bool:
+        detector = self._detectors.get(name)
+        if detector is None:
+            return False
+        try:
+            return bool(detector.matches(self.effect, self.context))
+        except Exception:
+            logger.exception("detector %r raised on %s; counted as no match", name, self.effect)
+            return False

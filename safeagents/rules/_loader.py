@@ -1,0 +1,225 @@
+"""Loading rule packs into a :class:`RuleSet`, collecting every error with its position."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from safeagents.rules._compile import PatternBank
+from safeagents.rules._conditions import ConditionParser, MacroTable
+from safeagents.rules._discover import RuleSource, bundled_rules_path, discover
+from safeagents.rules._errors import ErrorSink, RuleError, did_you_mean
+from safeagents.rules._model import Pack, Rule, RuleException
+from safeagents.rules._schema import PackModel, RuleModel, validate
+from safeagents.rules._values import NAME_PATTERN, Namespace, build_namespace
+from safeagents.rules._yaml import Document, load_document
+
+__all__ = ["RuleSet", "normalise_vars"]
+
+VarValues = Mapping[str, str | Sequence[str]]
+
+
+def normalise_vars(values: VarValues | None) -> dict[str, tuple[str, ...]]:
+    """``--var`` values: a string is split on commas; blanks are dropped."""
+    result: dict[str, tuple[str, ...]] = {}
+    for name, value in (values or {}).items():
+        items = value.split(",") if isinstance(value, str) else [str(item) for item in value]
+        result[name] = tuple(item.strip() for item in items if item.strip())
+    return result
+
+
+class RuleSet:
+    """Rules loaded from packs, compiled once; build an :class:`Engine` to check calls."""
+
+    def __init__(self, rules: Sequence[Rule], packs: Sequence[Pack], bank: PatternBank) -> None:
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.packs: tuple[Pack, ...] = tuple(packs)
+        self._bank = bank
+        self._by_id = {rule.id: rule for rule in self.rules}
+
+    @classmethod
+    def load(
+        cls, paths: Sequence[str | Path] | None = None, *, vars: VarValues | None = None
+    ) -> RuleSet:
+        """Load packs, pack directories or rule files (``None``: the bundled packs)."""
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        targets = [Path(p) for p in paths] if paths is not None else [bundled_rules_path()]
+        return _Loader(normalise_vars(vars)).load(targets)
+
+    @property
+    def pattern_bank(self) -> PatternBank:
+        return self._bank
+
+    def get(self, rule_id: str) -> Rule:
+        """The rule called ``rule_id``; ``KeyError`` names close matches."""
+        try:
+            return self._by_id[rule_id]
+        except KeyError:
+            raise KeyError(f"no rule '{rule_id}'{did_you_mean(rule_id, self._by_id)}") from None
+
+    def select(self, rule_ids: Iterable[str], *, enable: bool = False) -> RuleSet:
+        """A rule set of just ``rule_ids`` (``enable`` turns disabled ones on)."""
+        chosen = [self.get(rule_id) for rule_id in rule_ids]
+        if enable:
+            chosen = [replace(rule, enabled=True) for rule in chosen]
+        return RuleSet(chosen, self.packs, self._bank)
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __repr__(self) -> str:
+        return f"<RuleSet {len(self.rules)} rules, {len(self.packs)} packs>"
+
+
+@dataclass(slots=True)
+class _LoadedPack:
+    pack: Pack
+    namespace: Namespace
+    macros: MacroTable
+    usable: bool
+    document: Document | None
+
+
+class _Loader:
+    def __init__(self, overrides: dict[str, tuple[str, ...]]) -> None:
+        self.overrides = overrides
+        self.bank = PatternBank()
+        self.sink = ErrorSink()
+        self.declared_vars: set[str] = set()
+        self.declared_lists: set[str] = set()
+        self.id_positions: dict[str, tuple[int, int]] = {}
+
+    def load(self, targets: Sequence[Path]) -> RuleSet:
+        sources, errors = discover(targets)
+        self.sink.extend(errors)
+        packs: list[Pack] = []
+        rules: list[Rule] = []
+        pack_files: dict[str, str] = {}
+        for source in sources:
+            loaded = self._pack(source)
+            if loaded.document is not None:
+                earlier = pack_files.setdefault(loaded.pack.name, loaded.document.file)
+                if earlier != loaded.document.file:
+                    message = f"duplicate pack name '{loaded.pack.name}' (also in {earlier})"
+                    self.sink.add(loaded.document.error(("name",), message))
+            packs.append(loaded.pack)
+            rules.extend(self._rules(source, loaded))
+        self._check_overrides()
+        self._check_duplicate_ids(rules)
+        self.sink.raise_if_any()
+        self.bank.compile()
+        return RuleSet(rules, packs, self.bank)
+
+    def _pack(self, source: RuleSource) -> _LoadedPack:
+        directory = source.directory
+        implicit = Pack(name=directory.resolve().name, description="", path=directory)
+        if source.pack_file is None:
+            return _LoadedPack(implicit, Namespace(), MacroTable(), True, None)
+        document = self._document(source.pack_file)
+        model, errors = validate(PackModel, document) if document else (None, [])
+        self.sink.extend(errors)
+        if document is None or model is None:
+            return _LoadedPack(implicit, Namespace(), MacroTable(), False, document)
+        self.declared_vars.update(model.vars)
+        self.declared_lists.update(model.lists)
+        overrides = {k: v for k, v in self.overrides.items() if k in model.vars}
+        namespace, errors = build_namespace(document, model.vars, model.lists, overrides)
+        self.sink.extend(errors)
+        for name in model.macros:
+            if not NAME_PATTERN.match(name):
+                message = f"invalid macro name '{name}': use letters, digits and _"
+                self.sink.add(document.error(("macros", name), message, key=True))
+        macros = MacroTable(document, model.macros)
+        parser = ConditionParser(self.bank, namespace, macros)
+        for name in model.macros:
+            macros.resolve(name, parser, document, ("macros", name))
+        self.sink.extend(parser.errors)
+        pack = Pack(
+            name=model.name,
+            description=model.description,
+            path=directory,
+            vars=namespace.vars,
+            lists=namespace.lists,
+            macros=tuple(model.macros),
+        )
+        return _LoadedPack(pack, namespace, macros, True, document)
+
+    def _rules(self, source: RuleSource, loaded: _LoadedPack) -> Iterator[Rule]:
+        for file in source.rule_files:
+            document = self._document(file)
+            if document is None:
+                continue
+            model, errors = validate(RuleModel, document)
+            self.sink.extend(errors)
+            if model is None:
+                continue
+            self.id_positions[str(file)] = document.position(("id",))
+            if model.id != file.name.removesuffix(".yaml"):
+                message = f"rule id '{model.id}' must match its file name '{file.name}'"
+                self.sink.add(document.error(("id",), message))
+            if not loaded.usable:
+                continue
+            parser = ConditionParser(self.bank, loaded.namespace, loaded.macros)
+            condition = parser.parse(document, model.match, ("match",))
+            exceptions: list[RuleException] = []
+            names: set[str] = set()
+            for index, entry in enumerate(model.exceptions):
+                if entry.name in names:
+                    message = f"duplicate exception name '{entry.name}'"
+                    self.sink.add(document.error(("exceptions", index, "name"), message))
+                names.add(entry.name)
+                at = ("exceptions", index, "match")
+                exceptions.append(
+                    RuleException(entry.name, parser.parse(document, entry.match, at))
+                )
+            self.sink.extend(parser.errors)
+            if parser.errors:
+                continue
+            yield Rule(
+                id=model.id,
+                category=model.category,
+                severity=model.severity,
+                action=model.action,
+                description=model.description,
+                message=model.message,
+                enabled=model.enabled,
+                source=file,
+                pack=loaded.pack.name,
+                condition=condition,
+                exceptions=tuple(exceptions),
+            )
+
+    def _document(self, file: Path) -> Document | None:
+        try:
+            document, errors = load_document(file)
+        except RuleError as error:
+            self.sink.add(error)
+            return None
+        self.sink.extend(errors)
+        return document
+
+    def _check_overrides(self) -> None:
+        for name in self.overrides:
+            if name in self.declared_vars:
+                continue
+            if name in self.declared_lists:
+                message = f"'{name}' is a list, not a var: lists cannot be overridden"
+            else:
+                known = sorted(self.declared_vars)
+                listing = f"known vars: {', '.join(known)}" if known else "no pack declares vars"
+                message = f"unknown var '{name}'{did_you_mean(name, known)} ({listing})"
+            self.sink.add(RuleError("--var", 0, 0, message))
+
+    def _check_duplicate_ids(self, rules: list[Rule]) -> None:
+        first: dict[str, Rule] = {}
+        for rule in rules:
+            if rule.id in first:
+                message = f"duplicate rule id '{rule.id}' (also in {first[rule.id].source})"
+                line, col = self.id_positions[str(rule.source)]
+                self.sink.add(RuleError(str(rule.source), line, col, message))
+            first.setdefault(rule.id, rule)

@@ -1,0 +1,171 @@
+"""Compiled conditions: a small tree evaluated against one effect at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = [
+    "NEVER",
+    "AllOf",
+    "AnyOf",
+    "Condition",
+    "DetectorCall",
+    "EqualsTest",
+    "FieldTest",
+    "NoneOf",
+    "PatternTest",
+    "Value",
+    "View",
+    "detector_calls",
+    "pinned_kinds",
+    "trigger_bits",
+]
+
+Value = str | bool
+
+
+class View(Protocol):
+    """What a condition can ask about the effect under test."""
+
+    def values(self, field: str) -> tuple[Value, ...]:
+        """The field's values: one, none when absent, one per element for ``argv``."""
+
+    def bits(self, field: str, position: int) -> frozenset[int]:
+        """Pattern indices the ``position``-th value of ``field`` matches."""
+
+    def detector(self, name: str) -> bool:
+        """Whether the named Python detector matches."""
+
+
+class Condition:
+    """Base of all condition nodes."""
+
+    __slots__ = ()
+
+    def holds(self, view: View) -> bool:
+        raise NotImplementedError("The 'holds' method must be implemented.")
+
+
+@dataclass(frozen=True, slots=True)
+class AllOf(Condition):
+    children: tuple[Condition, ...]
+
+    def holds(self, view: View) -> bool:
+        return all(child.holds(view) for child in self.children)
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf(Condition):
+    children: tuple[Condition, ...]
+
+    def holds(self, view: View) -> bool:
+        return any(child.holds(view) for child in self.children)
+
+
+@dataclass(frozen=True, slots=True)
+class NoneOf(Condition):
+    children: tuple[Condition, ...]
+
+    def holds(self, view: View) -> bool:
+        return not any(child.holds(view) for child in self.children)
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorCall(Condition):
+    name: str
+    file: str
+    line: int
+    col: int
+
+    def holds(self, view: View) -> bool:
+        return view.detector(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class EqualsTest:
+    """The value is one of ``values``."""
+
+    values: frozenset[Value]
+
+
+@dataclass(frozen=True, slots=True)
+class PatternTest:
+    """The value matches at least one of the field's set patterns ``indices``."""
+
+    indices: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldTest(Condition):
+    """Some value of ``field`` passes every test (for ``argv``: the same element)."""
+
+    field: str
+    tests: tuple[EqualsTest | PatternTest, ...]
+
+    def holds(self, view: View) -> bool:
+        for position, value in enumerate(view.values(self.field)):
+            if all(self._passes(test, view, position, value) for test in self.tests):
+                return True
+        return False
+
+    def _passes(
+        self, test: EqualsTest | PatternTest, view: View, position: int, value: Value
+    ) -> bool:
+        if isinstance(test, EqualsTest):
+            return value in test.values
+        return not test.indices.isdisjoint(view.bits(self.field, position))
+
+
+NEVER: Condition = AnyOf(())
+
+
+def detector_calls(condition: Condition) -> Iterator[DetectorCall]:
+    if isinstance(condition, DetectorCall):
+        yield condition
+    elif isinstance(condition, (AllOf, AnyOf, NoneOf)):
+        for child in condition.children:
+            yield from detector_calls(child)
+
+
+def pinned_kinds(condition: Condition) -> frozenset[str] | None:
+    """Effect kinds outside of which ``condition`` cannot hold; ``None`` if any kind can."""
+    if isinstance(condition, FieldTest) and condition.field == "effect":
+        kinds: frozenset[str] | None = None
+        for test in condition.tests:
+            if isinstance(test, EqualsTest):
+                allowed = frozenset(str(value) for value in test.values)
+                kinds = allowed if kinds is None else kinds & allowed
+        return kinds
+    if isinstance(condition, AllOf):
+        pinned = [p for p in map(pinned_kinds, condition.children) if p is not None]
+        return frozenset.intersection(*pinned) if pinned else None
+    if isinstance(condition, AnyOf):
+        options = [pinned_kinds(child) for child in condition.children]
+        if any(option is None for option in options):
+            return None
+        return frozenset().union(*(o for o in options if o is not None))
+    return None
+
+
+def trigger_bits(condition: Condition) -> frozenset[tuple[str, int]] | None:
+    """``(field, index)`` pattern hits one of which must occur for ``condition`` to hold.
+
+    ``None`` means no such set is known (the condition may hold without any pattern hit).
+    """
+    if isinstance(condition, FieldTest):
+        candidates = [t.indices for t in condition.tests if isinstance(t, PatternTest)]
+        if not candidates:
+            return None
+        smallest = min(candidates, key=len)
+        return frozenset((condition.field, index) for index in smallest)
+    if isinstance(condition, AllOf):
+        known = [t for t in map(trigger_bits, condition.children) if t is not None]
+        return min(known, key=len) if known else None
+    if isinstance(condition, AnyOf):
+        options = [trigger_bits(child) for child in condition.children]
+        if any(option is None for option in options):
+            return None
+        return frozenset().union(*(o for o in options if o is not None))
+    return None

@@ -1,0 +1,230 @@
+"""Matching semantics: combinators, fields, argv, vars, macros, exceptions, detectors."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rules_testkit import BrokenDetector, ContentDetector, FakeRegistry, write_pack, write_rule
+
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._detector import CallContext, Detector, SessionState
+from safeagents.rules import Engine, RuleLoadError, RuleSet
+
+CALL = ToolCall("c1", "bash", {"command": "x"})
+
+
+def engine_with(
+    tmp_path: Path, match: Any, registry: FakeRegistry | None = None, **kw: Any
+) -> Engine:
+    write_rule(tmp_path, "r", match, **kw)
+    return Engine(RuleSet.load([tmp_path]), registry or FakeRegistry())
+
+
+def fires(engine: Engine, *effects: Effect, call: ToolCall = CALL, harness: str = "pi") -> bool:
+    return bool(engine.check_effects(effects, call=call, harness=harness))
+
+
+WRITE_TEST = Effect("write", path="/workspace/tests/test_a.py", content="assert f() == 1\n")
+DELETE_TEST = Effect("delete", path="/workspace/tests/test_a.py")
+DELETE_SRC = Effect("delete", path="/workspace/src/a.py")
+RM = Effect("exec", argv0="rm", argv=("rm", "-rf", "tests"), command="rm -rf tests")
+
+
+@pytest.mark.parametrize(
+    "match, effect, expected",
+    [
+        ({"effect": "delete"}, DELETE_SRC, True),
+        ({"effect": ["delete", "move"]}, WRITE_TEST, False),
+        ({"effect": {"in": ["write"]}, "path": {"glob": "tests/**"}}, WRITE_TEST, True),
+        ({"all": [{"effect": "delete"}, {"path": {"glob": "tests/**"}}]}, DELETE_SRC, False),
+        ({"all": [{"effect": "delete"}, {"path": {"glob": "tests/**"}}]}, DELETE_TEST, True),
+        ({"any": [{"effect": "write"}, {"path": {"glob": "src/**"}}]}, DELETE_SRC, True),
+        ({"any": [{"effect": "write"}, {"path": {"glob": "src/**"}}]}, DELETE_TEST, False),
+        ({"any": []}, DELETE_TEST, False),
+        ({"all": []}, DELETE_TEST, True),
+        ({"effect": "delete", "not": {"path": {"glob": "tests/**"}}}, DELETE_SRC, True),
+        ({"effect": "delete", "not": {"path": {"glob": "tests/**"}}}, DELETE_TEST, False),
+        ({"not": [{"effect": "write"}, {"effect": "exec"}]}, DELETE_TEST, True),
+        ({"not": [{"effect": "write"}, {"effect": "delete"}]}, DELETE_TEST, False),
+        ({"url": {"contains": "x"}}, DELETE_TEST, False),  # absent field matches nothing
+        ({"not": {"url": {"contains": "x"}}}, DELETE_TEST, True),  # ... except under not
+        ({"content": {"regex": r"assert\s+f\(\)"}}, WRITE_TEST, True),
+        ({"content": {"regex": "^assert f$"}}, WRITE_TEST, False),
+        ({"content": {"contains": ["nope", "== 1"]}}, WRITE_TEST, True),
+        ({"path": "/workspace/tests/test_a.py"}, WRITE_TEST, True),
+        ({"path": {"equals": "tests/test_a.py"}}, WRITE_TEST, False),
+        ({"path": {"glob": "*.py", "regex": "src"}}, WRITE_TEST, False),
+        ({"path": {"glob": "*.py", "contains": "tests"}}, WRITE_TEST, True),
+        ({"new_file": False, "effect": "write"}, WRITE_TEST, True),
+        ({"new_file": True}, WRITE_TEST, False),
+        ({"opaque": {"in": [True]}}, RM, False),
+        ({"argv": "-rf"}, RM, True),
+        ({"argv": {"glob": "tests/**"}}, RM, True),
+        ({"argv": {"regex": "^-r", "contains": "f"}}, RM, True),
+        ({"argv": {"equals": "rm", "contains": "f"}}, RM, False),  # one element must pass both
+        ({"argv0": {"regex": "(^|/)rm$"}, "command": {"contains": "tests"}}, RM, True),
+        ({"tool": "bash", "harness": {"glob": "p*"}}, RM, True),
+        ({"harness": "codex"}, RM, False),
+    ],
+)
+def test_condition_semantics(tmp_path: Path, match: Any, effect: Effect, expected: bool) -> None:
+    assert fires(engine_with(tmp_path, match), effect) is expected
+
+
+def test_vars_and_lists_expand_in_place(tmp_path: Path) -> None:
+    write_pack(
+        tmp_path,
+        vars={"hidden": ["/tests", "/oracle"]},
+        lists={"kinds": ["read", "search"]},
+        macros={"is_hidden": {"path": {"glob": "$hidden/**"}}},
+    )
+    write_rule(tmp_path, "r", {"effect": "$kinds", "macro": "is_hidden"})
+    default = Engine(RuleSet.load([tmp_path]), FakeRegistry())
+    assert fires(default, Effect("read", path="/oracle/answer.txt"))
+    assert not fires(default, Effect("write", path="/oracle/answer.txt"))
+    assert not fires(default, Effect("read", path="/secret/answer.txt"))
+    tuned = Engine(RuleSet.load([tmp_path], vars={"hidden": "/secret"}), FakeRegistry())
+    assert fires(tuned, Effect("read", path="/secret/answer.txt"))
+    assert not fires(tuned, Effect("read", path="/oracle/answer.txt"))
+
+
+def test_dollar_dollar_is_a_literal_dollar(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, {"command": {"contains": "$$HOME/.ssh"}})
+    assert fires(engine, Effect("exec", command="cat $HOME/.ssh/id_rsa"))
+
+
+def test_nested_macros(tmp_path: Path) -> None:
+    write_pack(
+        tmp_path,
+        macros={
+            "is_py": {"path": {"glob": "*.py"}},
+            "is_test_py": {"all": [{"macro": "is_py"}, {"path": {"glob": "tests/**"}}]},
+        },
+    )
+    write_rule(tmp_path, "r", {"effect": "delete", "macro": "is_test_py"})
+    engine = Engine(RuleSet.load([tmp_path]), FakeRegistry())
+    assert fires(engine, DELETE_TEST) and not fires(engine, DELETE_SRC)
+    assert RuleSet.load([tmp_path]).packs[0].macros == ("is_py", "is_test_py")
+
+
+def test_exceptions_and_first_matching_effect(tmp_path: Path) -> None:
+    engine = engine_with(
+        tmp_path,
+        {"effect": "delete"},
+        exceptions=[{"name": "scratch", "match": {"path": {"glob": "/tmp/**"}}}],
+    )
+    scratch = Effect("delete", path="/tmp/x")
+    assert not fires(engine, scratch)
+    [finding] = engine.check_effects([scratch, DELETE_SRC, DELETE_TEST], call=CALL, harness="pi")
+    assert finding.effect == DELETE_SRC  # one finding per rule: the first non-excepted effect
+
+
+def test_finding_fields_and_message(tmp_path: Path) -> None:
+    message = "{rule}/{category}/{severity}: {summary} [{effect} {path} {dest} {url} {tool}] {nope}"
+    engine = engine_with(tmp_path, {"effect": "delete"}, message=message, action="flag")
+    [finding] = engine.check_effects([DELETE_TEST], call=CALL, harness="pi")
+    assert finding.message == (
+        "r/other/high: delete /workspace/tests/test_a.py "
+        "[delete /workspace/tests/test_a.py   bash] {nope}"
+    )
+    assert finding.to_json() == {
+        "rule_id": "r",
+        "category": "other",
+        "severity": "high",
+        "action": "flag",
+        "tool_call_id": "c1",
+        "tool": "bash",
+        "summary": "delete /workspace/tests/test_a.py",
+    }
+
+
+@pytest.mark.parametrize(
+    "action, blocked, hacked",
+    [("reject", True, True), ("flag", False, True), ("warn", False, False)],
+)
+def test_verdict_properties(tmp_path: Path, action: str, blocked: bool, hacked: bool) -> None:
+    registry = FakeRegistry()
+    engine = engine_with(tmp_path, {"effect": "delete"}, registry, action=action)
+    verdict = engine.check_call(
+        ToolCall("c", "bash", {"command": "rm -f a.py"}),
+        harness="pi",
+        context=AnalysisContext(cwd="/proj"),
+    )
+    assert verdict.effects == (Effect("delete", path="/proj/a.py"),)
+    assert (verdict.blocked, verdict.hacked) == (blocked, hacked)
+    assert registry.calls == [("pi", "bash")]
+    assert verdict.harness == "pi" and verdict.call.id == "c"
+
+
+def test_disabled_rules_do_not_fire(tmp_path: Path) -> None:
+    assert not fires(engine_with(tmp_path, {"effect": "delete"}, enabled=False), DELETE_SRC)
+
+
+def test_session_effects_are_appended_after_checking(tmp_path: Path) -> None:
+    seen: list[int] = []
+
+    class History(Detector):
+        name = "history"
+
+        def matches(self, effect: Effect, context: CallContext) -> bool:
+            seen.append(len(context.session.effects))
+            return any(e.kind == "read" for e in context.session.effects)
+
+    engine = engine_with(tmp_path, {"detector": "history"}, FakeRegistry({"history": History()}))
+    session = SessionState()
+    read = ToolCall("1", "read", {"path": "tests/t.py"})
+    write = ToolCall("2", "write", {"path": "a.py", "content": "x"})
+    assert not engine.check_call(read, harness="pi", session=session).findings
+    assert session.effects == [Effect("read", path="/workspace/tests/t.py")]
+    assert engine.check_call(write, harness="pi", session=session).findings
+    assert seen == [0, 1] and len(session.effects) == 2
+
+
+def test_detectors_match_and_errors_count_as_no_match(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    needle = ContentDetector()
+    registry = FakeRegistry({"has-needle": needle, "broken": BrokenDetector()})
+    match = {"any": [{"detector": "broken"}, {"effect": "write", "detector": "has-needle"}]}
+    engine = engine_with(tmp_path, match, registry)
+    assert fires(engine, Effect("write", path="/w/a.py", content="x NEEDLE"))
+    assert not fires(engine, Effect("write", path="/w/a.py", content="x"))
+    assert not fires(engine, Effect("exec", command="NEEDLE"))
+    assert [e.kind for e in needle.seen] == ["write", "write"]  # not asked for the exec
+    assert "detector 'broken' raised" in caplog.text
+    assert any(r.levelno == logging.ERROR for r in caplog.records)
+
+
+def test_unknown_detector_is_reported_where_it_is_referenced(tmp_path: Path) -> None:
+    write_pack(tmp_path, macros={"m": {"detector": "in-macro"}})
+    rule = write_rule(tmp_path, "r", {"any": [{"detector": "has-neeedle"}, {"macro": "m"}]})
+    rules = RuleSet.load([tmp_path])
+    with pytest.raises(RuleLoadError) as caught:
+        Engine(rules, FakeRegistry({"has-needle": ContentDetector()}))
+    assert [str(e) for e in caught.value.errors] == [
+        f"{rule}:11:15: unknown detector 'has-neeedle' (did you mean 'has-needle'?)",
+        f"{tmp_path / 'pack.yaml'}:4:15: unknown detector 'in-macro' (known: has-needle)",
+    ]
+
+
+def test_engine_defaults_to_the_plugin_registry(tmp_path: Path) -> None:
+    from safeagents._registry import default_registry
+
+    write_rule(tmp_path, "r", {"effect": "delete"})
+    assert Engine(RuleSet.load([tmp_path])).registry is default_registry()
+
+
+def test_kind_index_and_triggers_keep_unpinned_rules(tmp_path: Path) -> None:
+    write_rule(tmp_path, "pinned", {"effect": "delete", "path": {"glob": "*.py"}})
+    write_rule(tmp_path, "negated", {"not": {"effect": "delete"}})
+    write_rule(tmp_path, "either", {"any": [{"effect": "read"}, {"command": {"contains": "x"}}]})
+    engine = Engine(RuleSet.load([tmp_path]), FakeRegistry())
+    found = engine.check_effects([DELETE_SRC, RM, Effect("read")], call=CALL, harness="pi")
+    assert [(f.rule_id, f.effect.kind) for f in found] == [
+        ("pinned", "delete"),
+        ("negated", "exec"),
+        ("either", "read"),
+    ]

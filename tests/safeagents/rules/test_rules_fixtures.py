@@ -1,0 +1,172 @@
+"""The fixture runner: ID.test.yaml cases through the full engine, pass/fail reporting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rules_testkit import FakeRegistry, write_pack, write_rule
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext, Detector
+from safeagents.rules import FixtureResult, RuleLoadError, run_fixtures
+
+
+def write_cases(directory: Path, rule_id: str, text: str) -> Path:
+    path = directory / f"{rule_id}.test.yaml"
+    path.write_text(text)
+    return path
+
+
+def by_case(results: list[FixtureResult]) -> dict[str, FixtureResult]:
+    return {result.case: result for result in results}
+
+
+def test_pass_fail_and_todo_reporting(tmp_path: Path) -> None:
+    write_rule(tmp_path, "no-test-delete", {"effect": "delete", "path": {"glob": "tests/**"}})
+    write_rule(tmp_path, "no-delete", {"effect": "delete"})  # also fires on the ok case
+    fixture = write_cases(
+        tmp_path,
+        "no-test-delete",
+        """cases:
+  - {name: rm test, harness: pi, tool: bash, arguments: {command: rm tests/t.py}, expect: match}
+  - {name: rm src, harness: pi, tool: bash, arguments: {command: rm src/a.py}, expect: ok}
+  - {name: wrong, harness: pi, tool: bash, arguments: {command: ls tests}, expect: match}
+  - {name: bad ok, harness: pi, tool: bash, arguments: {command: rm tests/x}, expect: ok}
+  - {name: gap, harness: pi, tool: bash, arguments: {command: ls tests}, expect: todo-match}
+  - {name: fixed, harness: pi, tool: bash, arguments: {command: rm x}, expect: todo-ok}
+  - name: cwd matters
+    harness: pi
+    tool: bash
+    arguments: {command: rm t.py}
+    cwd: /workspace/tests
+    expect: match
+""",
+    )
+    results = by_case(run_fixtures([tmp_path], registry=FakeRegistry()))
+    assert {name: r.passed for name, r in results.items()} == {
+        "rm test": True,
+        "rm src": True,
+        "wrong": False,
+        "bad ok": False,
+        "gap": True,
+        "fixed": True,
+        "cwd matters": True,
+    }
+    assert results["rm test"].detail == "matched: delete /workspace/tests/t.py"
+    assert results["wrong"].detail == (
+        "expected a finding, but no finding (effects: exec ls tests)"
+    )
+    assert results["bad ok"].detail == "expected no finding, but matched: delete /workspace/tests/x"
+    assert results["gap"].detail.startswith("known gap: no finding")
+    assert results["fixed"].detail == "todo now passes; change expect to ok"
+    assert results["rm src"].source == f"{fixture}:3"
+    assert results["cwd matters"].source == f"{fixture}:8"
+    assert {r.rule_id for r in results.values()} == {"no-test-delete"}
+    assert results["gap"].todo and not results["rm test"].todo
+
+
+def test_case_vars_history_and_disabled_rules(tmp_path: Path) -> None:
+    class ReadBefore(Detector):
+        name = "read-before"
+
+        def matches(self, effect: Effect, context: CallContext) -> bool:
+            outputs = context.session.tool_outputs
+            return any(e.kind == "read" for e in context.session.effects) and outputs == ["42"]
+
+    write_pack(tmp_path, vars={"hidden": ["/oracle"]})
+    write_rule(tmp_path, "hidden-read", {"effect": "read", "path": {"glob": "$hidden/**"}})
+    write_rule(tmp_path, "copy-after-read", {"detector": "read-before"}, enabled=False)
+    write_cases(
+        tmp_path,
+        "hidden-read",
+        """cases:
+  - {name: default, harness: pi, tool: read, arguments: {path: /oracle/a}, expect: match}
+  - name: tuned away
+    harness: pi
+    tool: read
+    arguments: {path: /oracle/a}
+    vars: {hidden: [/elsewhere]}
+    expect: ok
+  - name: tuned by string
+    harness: pi
+    tool: read
+    arguments: {path: /b/x}
+    vars: {hidden: "/a,/b"}
+    expect: match
+  - name: unknown var
+    harness: pi
+    tool: read
+    arguments: {path: /b/x}
+    vars: {hiden: "/b"}
+    expect: match
+""",
+    )
+    write_cases(
+        tmp_path,
+        "copy-after-read",
+        """cases:
+  - name: after a read
+    harness: pi
+    tool: write
+    arguments: {path: a.py, content: x}
+    history:
+      - {tool: read, arguments: {path: tests/t.py}, output: "42"}
+    expect: match
+  - {name: fresh session, harness: pi, tool: write, arguments: {path: a.py}, expect: ok}
+""",
+    )
+    registry = FakeRegistry({"read-before": ReadBefore()})
+    results = by_case(run_fixtures([tmp_path], registry=registry))
+    assert results["default"].passed and results["tuned away"].passed
+    assert results["tuned by string"].passed
+    assert not results["unknown var"].passed
+    assert "unknown var 'hiden'" in results["unknown var"].detail
+    assert results["after a read"].passed and results["fresh session"].passed
+
+
+def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
+    write_rule(tmp_path, "r", {"effect": "delete"})
+    fixture = write_cases(
+        tmp_path,
+        "r",
+        "cases:\n  - {name: a, harness: pi, tool: bash, expect: maybe}\n"
+        "  - {name: b, harness: pi, tool: bash, arguments: [1], expect: ok, extra: 1}\n",
+    )
+    orphan = write_cases(tmp_path, "gone", "cases: []\n")
+    with pytest.raises(RuleLoadError) as caught:
+        run_fixtures([tmp_path], registry=FakeRegistry())
+    assert [str(e) for e in caught.value.errors] == [
+        f"{fixture}:2:48: cases[0].expect: expected one of match, ok, todo-match, todo-ok, "
+        "got 'maybe'",
+        f"{fixture}:3:68: unknown field 'extra' "
+        "(expected one of name, harness, tool, arguments, expect, cwd, vars, history)",
+        f"{orphan}: fixture file without a rule (expected gone.yaml beside it)",
+    ]
+
+
+def test_unknown_detector_fails_the_run(tmp_path: Path) -> None:
+    write_rule(tmp_path, "r", {"detector": "nope"})
+    with pytest.raises(RuleLoadError, match="unknown detector 'nope'"):
+        run_fixtures([tmp_path], registry=FakeRegistry())
+
+
+def test_rules_without_fixtures_yield_no_results(tmp_path: Path) -> None:
+    write_rule(tmp_path, "r", {"effect": "delete"})
+    assert run_fixtures([tmp_path], registry=FakeRegistry()) == []
+
+
+def test_case_arguments_must_be_a_mapping_or_text(tmp_path: Path) -> None:
+    write_rule(tmp_path, "r", {"effect": "delete"})
+    fixture = write_cases(
+        tmp_path,
+        "r",
+        "cases:\n  - {name: a, harness: pi, tool: bash, arguments: [1], expect: ok}\n"
+        "  - {name: b, harness: pi, tool: bash, arguments: 'rm x', expect: ok, vars: {v: 1}}\n",
+    )
+    with pytest.raises(RuleLoadError) as caught:
+        run_fixtures([tmp_path], registry=FakeRegistry())
+    assert [str(e) for e in caught.value.errors] == [
+        f"{fixture}:2:51: arguments: expected a mapping or text, got a list",
+        f"{fixture}:3:81: vars.v: expected text or a list of text, got int 1",
+    ]
