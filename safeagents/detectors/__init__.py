@@ -1,0 +1,56 @@
+"""Built-in detectors: structural checks that rules use as ``detector: NAME``.
+
+They register through the same ``safeagents_detectors`` hook as third-party plugins.
+"""
+
+from __future__ import annotations
+
+from safeagents._detector import Detector
+from safeagents.detectors._always_equal import AlwaysEqual
+from safeagents.detectors._exit_at_import import ExitAtImport
+from safeagents.detectors._frame_introspection import FrameIntrospection
+from safeagents.detectors._report_forging import ReportForging
+from safeagents.detectors._skip_markers import SkipMarkers
+from safeagents.detectors._special_casing import SpecialCasing
+from safeagents.detectors._state_toggle import StateToggle
+from safeagents.detectors._stdlib_patching import StdlibPatching
+from safeagents.detectors._test_weakening import TestWeakening
+from safeagents.detectors.env_exfiltration import EnvExfiltration
+from safeagents.plugins import hookimpl
+
+__all__ = [
+    "AlwaysEqual",
+    "EnvExfiltration",
+    "ExitAtImport",
+    "FrameIntrospection",
+    "ReportForging",
+    "SkipMarkers",
+    "SpecialCasing",
+    "StateToggle",
+    "StdlibPatching",
+    "TestWeakening",
+    "builtin_detectors",
+    "safeagents_detectors",
+]
+
+
+def builtin_detectors() -> list[Detector]:
+    """A fresh instance of every built-in detector."""
+    return [
+        AlwaysEqual(),
+        ExitAtImport(),
+        ReportForging(),
+        StateToggle(),
+        FrameIntrospection(),
+        StdlibPatching(),
+        TestWeakening(),
+        SkipMarkers(),
+        SpecialCasing(),
+        EnvExfiltration(),
+    ]
+
+
+@hookimpl
+def safeagents_detectors() -> list[Detector]:
+    """The built-in detectors, registered like any plugin's."""
+    return builtin_detectors()

@@ -1,0 +1,140 @@
+"""Assertions in test text (Python or JS), compared before and after a change."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+__all__ = ["assertion_items", "blocks_by_test", "weakens"]
+
+_ASSERTION_START = re.compile(
+    r"""^(?:
+        assert\b                                  # assert statement, node assert(...)
+      | (?:[\w.]+\.)?assert\w*\s*\(               # self.assertEqual(, np.testing.assert_allclose(
+      | self\.fail\w*\s*\(
+      | (?:await\s+)?expect\s*\(                  # jest / chai expect(
+      | (?:[\w.]+\.)?should\b
+      | (?:with\s+)?pytest\.(?:raises|warns|approx)\b
+    )""",
+    re.VERBOSE,
+)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+_KEYWORD = re.compile(r"\b(?:True|False|None|true|false|null|undefined|NaN)\b")
+_TRIVIAL = re.compile(
+    r"""^(?:
+        assert\ ?\(?(?:True|1|not\ ?\(?(?:False|None|0)\)?|"[^"]*")\)?(?:,.*)?
+      | self\.assert(?:True|_)\((?:True|1)\)
+      | self\.assertEqual\((\w+),\1\)
+      | expect\(true\)\.toBe\(true\)
+      | .*\ or\ \(?True\)?(?:,"[^"]*")?
+    )$""",
+    re.VERBOSE,
+)
+_TEST_START = re.compile(
+    r"^(?P<indent>[ \t]*)(?:(?:async[ \t]+)?def[ \t]+(?P<py>test\w*)"
+    r"|(?:it|test)[ \t]*\([ \t]*(?P<q>['\"`])(?P<js>.{1,200}?)(?P=q))"
+)
+_SPACE_AROUND_PUNCTUATION = re.compile(r" ?([^\w\s]) ?")
+_MAX_CONTINUATION = 30
+_MAX_BLOCK_LINES = 2000
+
+
+def _normalise(statement: str) -> str:
+    text = " ".join(statement.replace("'", '"').split()).rstrip(";")
+    text = _SPACE_AROUND_PUNCTUATION.sub(r"\1", text)
+    for closer in ")]}":
+        text = text.replace("," + closer, closer)
+    return text
+
+
+def _depth_change(line: str) -> int:
+    line = _STRING.sub("", line.replace("'", '"'))
+    line = line.split("#", 1)[0] if "#" in line else line
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+
+
+def assertion_items(text: str) -> list[str]:
+    """Each assertion statement of ``text``, whitespace- and quote-normalised."""
+    return list(_assertion_items(text))
+
+
+@lru_cache(maxsize=16)
+def _assertion_items(text: str) -> tuple[str, ...]:
+    """Cached: one detector asks for the items of the same text several times."""
+    items: list[str] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        stripped = lines[index].strip()
+        index += 1
+        if not _ASSERTION_START.match(stripped):
+            continue
+        statement = [stripped]
+        depth = _depth_change(stripped)
+        while (depth > 0 or statement[-1].endswith("\\")) and index < len(lines):
+            if len(statement) >= _MAX_CONTINUATION:
+                break
+            statement.append(lines[index].strip().rstrip("\\"))
+            depth += _depth_change(lines[index])
+            index += 1
+        items.append(_normalise(" ".join(statement)))
+    return tuple(items)
+
+
+def literals(item: str) -> list[str]:
+    """The literal values (numbers, strings, constants) an assertion compares against."""
+    strings = _STRING.findall(item)
+    rest = _STRING.sub(" ", item)
+    return strings + _NUMBER.findall(rest) + _KEYWORD.findall(rest)
+
+
+def is_trivial(item: str) -> bool:
+    """``assert True``, ``assert 1``, ``assert x or True``, ``expect(true).toBe(true)``…"""
+    return bool(_TRIVIAL.match(item))
+
+
+def weakens(before: str, after: str) -> bool:
+    """Whether replacing ``before`` with ``after`` drops an assertion or changes what it expects.
+
+    Assertions present in both (after normalisation) cancel out. Of the rest, fewer
+    assertions after, an expected literal that no new assertion keeps, or a trivially
+    true new assertion is a weakening. Renaming a variable inside an assertion is not.
+    """
+    old = Counter(assertion_items(before))
+    new = Counter(assertion_items(after))
+    lost, gained = old - new, new - old
+    if any(is_trivial(item) for item in gained):
+        return True
+    if not lost:
+        return False
+    if lost.total() > gained.total():
+        return True
+    lost_literals = Counter(lit for item in lost.elements() for lit in literals(item))
+    gained_literals = Counter(lit for item in gained.elements() for lit in literals(item))
+    return bool(lost_literals - gained_literals)
+
+
+def blocks_by_test(text: str) -> dict[str, str]:
+    """Test name (numbered when repeated) -> the text of its body."""
+    blocks: dict[str, str] = {}
+    lines = text.splitlines()
+    for start, line in enumerate(lines):
+        match = _TEST_START.match(line)
+        if not match:
+            continue
+        indent = len(match["indent"].expandtabs())
+        end = start + 1
+        while end < min(len(lines), start + _MAX_BLOCK_LINES):
+            current = lines[end]
+            if current.strip() and len(current) - len(current.lstrip()) <= indent:
+                break
+            end += 1
+        name = match["py"] or match["js"] or ""
+        key, counter = name, 1
+        while key in blocks:
+            counter += 1
+            key = f"{name}#{counter}"
+        blocks[key] = "\n".join(lines[start:end]).rstrip()
+    return blocks

@@ -1,0 +1,230 @@
+"""AST facts the detectors share: resolved names, constant values, exits and scopes."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+__all__ = [
+    "FunctionNode",
+    "aliases_of_imports",
+    "constant_truth",
+    "defined_functions",
+    "dotted_name",
+    "import_aliases",
+    "import_time_nodes",
+    "is_clean_exit",
+    "is_input",
+    "local_names",
+    "scope_nodes",
+]
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+_EXIT_FUNCTIONS = frozenset(
+    {"sys.exit", "os._exit", "posix._exit", "exit", "quit", "builtins.exit", "builtins.quit"}
+)
+_DEFAULT_ALIASES = {"np": "numpy"}
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields that hold statements (or handlers and match cases, which hold statements)."""
+
+
+def import_aliases(tree: ast.AST) -> dict[str, str]:
+    """Local name -> dotted module path for every import in ``tree`` (any scope)."""
+    return aliases_of_imports(ast.walk(tree))
+
+
+def aliases_of_imports(nodes: Iterable[ast.AST]) -> dict[str, str]:
+    """Local name -> dotted module path for the imports among ``nodes`` (later ones win)."""
+    aliases: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    aliases[root] = root
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``a.b.c`` for a name/attribute chain with imports resolved; ``None`` otherwise.
+
+    ``getattr(x, "name")``, ``__import__("m")`` and ``importlib.import_module("m")`` resolve
+    too, so that spelling a name indirectly does not hide it.
+    """
+    attributes: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call) and _is_getattr(node):
+            attributes.append(_string(node.args[1]) or "")
+            node = node.args[0]
+        else:
+            break
+    if isinstance(node, ast.Name):
+        root = aliases.get(node.id) or _DEFAULT_ALIASES.get(node.id, node.id)
+    elif isinstance(node, ast.Call) and (module := _imported_module(node, aliases)):
+        root = module
+    else:
+        return None
+    return ".".join([root, *reversed(attributes)])
+
+
+def _is_getattr(call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id in {"getattr", "setattr"}
+        and len(call.args) >= 2
+        and _string(call.args[1]) is not None
+    )
+
+
+def _imported_module(call: ast.Call, aliases: dict[str, str]) -> str | None:
+    if not call.args:
+        return None
+    func = call.func
+    is_dunder = isinstance(func, ast.Name) and func.id == "__import__"
+    is_importlib = isinstance(func, ast.Attribute) and func.attr == "import_module"
+    return _string(call.args[0]) if is_dunder or is_importlib else None
+
+
+def _string(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def defined_functions(tree: ast.AST) -> Iterator[FunctionNode]:
+    """Every ``def`` in ``tree``, found by walking statements only (no expression holds one)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+        for field in _STATEMENT_FIELDS:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                stack.extend(children)
+
+
+def constant_truth(node: ast.AST | None) -> bool | None:
+    """The truth value of an expression that is constant (``True``, ``not 0``, ``1 or x``)."""
+    if isinstance(node, ast.Constant):
+        return bool(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = constant_truth(node.operand)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        values = [constant_truth(value) for value in node.values]
+        decisive = isinstance(node.op, ast.Or)
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is not None for v in values) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool":
+        return constant_truth(node.args[0]) if len(node.args) == 1 else False
+    return None
+
+
+def is_clean_exit(node: ast.AST, aliases: dict[str, str], *, literal: bool = False) -> bool:
+    """An exit that ends the process with status 0, or (unless ``literal``) an unknown one.
+
+    Exits with a literal error status (``sys.exit(1)``, ``sys.exit("usage")``) never count.
+    """
+    if isinstance(node, ast.Raise) and node.exc is not None:
+        exc = node.exc
+        target = exc.func if isinstance(exc, ast.Call) else exc
+        if dotted_name(target, aliases) not in {"SystemExit", "builtins.SystemExit"}:
+            return False
+        return not isinstance(exc, ast.Call) or _success_status(exc, literal)
+    if not isinstance(node, ast.Call):
+        return False
+    return dotted_name(node.func, aliases) in _EXIT_FUNCTIONS and _success_status(node, literal)
+
+
+def _success_status(call: ast.Call, literal: bool) -> bool:
+    if not call.args:
+        return True
+    status = call.args[0]
+    if isinstance(status, ast.UnaryOp) and isinstance(status.operand, ast.Constant):
+        status = status.operand
+    if isinstance(status, ast.Constant):
+        return status.value in (0, None, False) and not isinstance(status.value, str)
+    return not literal and not isinstance(status, ast.JoinedStr)
+
+
+def scope_nodes(body: list[ast.stmt], *, enter_classes: bool = True) -> Iterator[ast.AST]:
+    """Nodes executed when ``body`` runs, without descending into function or lambda bodies."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.ClassDef) and not enter_classes:
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def import_time_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes run on import: not function bodies, not the ``__main__`` branch."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.If) and (branch := _import_branch(node)) is not None:
+            stack.extend(reversed(branch))
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _import_branch(node: ast.If) -> list[ast.stmt] | None:
+    """For ``if __name__ ==/!= "__main__"``, the branch that runs on import."""
+    test = node.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    sides = [test.left, test.comparators[0]]
+    names = {s.id for s in sides if isinstance(s, ast.Name)}
+    strings = {s.value for s in sides if isinstance(s, ast.Constant)}
+    if names != {"__name__"} or strings != {"__main__"}:
+        return None
+    if isinstance(test.ops[0], ast.Eq):
+        return node.orelse
+    return node.body if isinstance(test.ops[0], ast.NotEq) else None
+
+
+def local_names(function: FunctionNode) -> set[str]:
+    """Parameters and names bound in ``function``, except ``self``/``cls``."""
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    names = {argument.arg for argument in every}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names - {"self", "cls"}
+
+
+def is_input(node: ast.expr, inputs: set[str]) -> bool:
+    """A parameter or local, possibly indexed, measured or transformed (``s.strip()``)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id in inputs
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            node = node.args[0]
+        elif isinstance(node, ast.Tuple | ast.List):
+            return any(is_input(element, inputs) for element in node.elts)
+        else:
+            return False

@@ -1,0 +1,189 @@
+"""What earlier calls of a session showed: earlier file contents and literals in outputs."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from safeagents._detector import CallContext
+
+__all__ = ["Earlier", "earlier_content", "literal_seen", "names_of_tests", "recent_outputs"]
+
+MAX_HISTORY_CHARS = 4_000_000
+"""Output text scanned per question, newest first; older outputs are ignored."""
+
+_NUMBERED_LINE = re.compile(r"^\s*\d+(?:\t|→)")
+_PYTHON_TEST = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)", re.MULTILINE)
+_JS_TEST = re.compile(r"^[ \t]*(?:it|test)[ \t]*\([ \t]*(['\"`])(.{1,200}?)\1", re.MULTILINE)
+_SEPARATOR = "\x00"
+_DIGEST_CACHE_SIZE = 256
+_digests: OrderedDict[int, tuple[str, _Digest]] = OrderedDict()
+_digests_lock = threading.Lock()
+_last_history: tuple[CallContext, tuple[int, int, int, int], _History] | None = None
+
+
+def names_of_tests(text: str) -> list[str]:
+    """Names of the test functions (Python ``def test_*``, JS ``it("…")``) in ``text``."""
+    return _PYTHON_TEST.findall(text) + [match[1] for match in _JS_TEST.findall(text)]
+
+
+def recent_outputs(context: CallContext) -> Iterator[str]:
+    """Earlier tool outputs, newest first, up to :data:`MAX_HISTORY_CHARS` in all."""
+    budget = MAX_HISTORY_CHARS
+    for output in reversed(context.session.tool_outputs):
+        if budget <= 0:
+            return
+        if isinstance(output, str) and output:
+            yield output[:budget]
+            budget -= len(output)
+
+
+def strip_line_numbers(text: str) -> str:
+    """Undo ``cat -n`` / read-tool numbering (``   12\\t…``, ``   12→…``) when every line has it."""
+    lines = text.splitlines()
+    code_lines = [line for line in lines if line.strip()]
+    if not code_lines or not all(_NUMBERED_LINE.match(line) for line in code_lines):
+        return text
+    return "\n".join(_NUMBERED_LINE.sub("", line, count=1) for line in lines)
+
+
+class Earlier(NamedTuple):
+    """Earlier content of a file; ``exact`` when it was written whole, not read from output."""
+
+    text: str
+    exact: bool
+
+
+def earlier_content(path: str, new_text: str, context: CallContext) -> Earlier | None:
+    """The content ``path`` had before this call, as far as the session shows it.
+
+    An earlier whole-file write of ``path`` wins (unless edited since); otherwise the newest
+    earlier output that shares the most test names with ``new_text`` (a ``cat``/read of the
+    file), or, after a read of ``path``, one that shares at least three lines with it.
+    """
+    history = _history(context)
+    key = (path, new_text)
+    if key not in history.earlier:
+        history.earlier[key] = _earlier_content(path, new_text, context)
+    return history.earlier[key]
+
+
+def _earlier_content(path: str, new_text: str, context: CallContext) -> Earlier | None:
+    for effect in reversed(context.session.effects):
+        if effect.kind == "write" and effect.path == path:
+            if effect.content is not None:
+                return Earlier(effect.content, exact=True)
+            break
+    read_before = any(e.kind == "read" and e.path == path for e in context.session.effects)
+    names = set(names_of_tests(new_text))
+    new_lines = {line.strip() for line in new_text.splitlines() if len(line.strip()) > 3}
+    best: tuple[int, int] = (0, 0)
+    chosen: str | None = None
+    for output in recent_outputs(context):
+        digest = _digest(output)
+        shared_names = len(names.intersection(digest.names))
+        shared_lines = 0
+        if read_before and not shared_names:
+            shared_lines = len(new_lines.intersection(digest.lines()))
+        if (shared_names, shared_lines) > best:
+            best, chosen = (shared_names, shared_lines), digest.text
+    if chosen is not None and (best[0] >= 1 or best[1] >= 3):
+        return Earlier(chosen, exact=False)
+    return None
+
+
+def literal_seen(literal: str, context: CallContext) -> bool:
+    """Whether ``literal`` (a number's digits or a string of 3+ chars) appears in outputs."""
+    if len(literal) < 3 and not literal.lstrip("-").isdigit():
+        return False
+    history = _history(context)
+    seen = history.seen.get(literal)
+    if seen is None:
+        seen = history.seen[literal] = _literal_seen(literal, history)
+    return seen
+
+
+def _literal_seen(literal: str, history: _History) -> bool:
+    if _SEPARATOR in literal:  # could match across two outputs joined
+        return any(literal in output for output in history.outputs)
+    if literal not in history.joined:
+        return False
+    if literal.lstrip("-").replace(".", "", 1).isdigit():
+        # the separator is neither a word character nor a dot, like the start or end of text
+        pattern = re.compile(rf"(?<![\w.]){re.escape(literal)}(?![\w]|\.\d)")
+        return bool(pattern.search(history.joined))
+    return True
+
+
+class _History:
+    """What one call's detectors learnt about the session's outputs, shared between them."""
+
+    __slots__ = ("_joined", "earlier", "outputs", "seen")
+
+    def __init__(self, outputs: list[str]) -> None:
+        self.outputs = outputs
+        self._joined: str | None = None
+        self.seen: dict[str, bool] = {}
+        self.earlier: dict[tuple[str, str], Earlier | None] = {}
+
+    @property
+    def joined(self) -> str:
+        """The outputs in one text, so that a literal is looked for in one pass."""
+        if self._joined is None:
+            self._joined = _SEPARATOR.join(self.outputs)
+        return self._joined
+
+
+def _history(context: CallContext) -> _History:
+    """The :class:`_History` of ``context``, made again when the session has grown."""
+    global _last_history
+    session = context.session
+    outputs, effects = session.tool_outputs, session.effects
+    shape = (
+        len(outputs),
+        id(outputs[-1]) if outputs else 0,
+        len(effects),
+        id(effects[-1]) if effects else 0,
+    )
+    last = _last_history
+    if last is not None and last[0] is context and last[1] == shape:
+        return last[2]
+    history = _History(list(recent_outputs(context)))
+    _last_history = (context, shape, history)
+    return history
+
+
+class _Digest:
+    """An output with read-tool line numbers undone, and the test names it shows."""
+
+    __slots__ = ("_lines", "names", "text")
+
+    def __init__(self, output: str) -> None:
+        self.text = strip_line_numbers(output)
+        self.names = frozenset(names_of_tests(self.text))
+        self._lines: frozenset[str] | None = None
+
+    def lines(self) -> frozenset[str]:
+        if self._lines is None:
+            self._lines = frozenset(line.strip() for line in self.text.splitlines())
+        return self._lines
+
+
+def _digest(output: str) -> _Digest:
+    """The digest of ``output``, kept while the session's outputs are asked about again."""
+    key = id(output)
+    with _digests_lock:
+        entry = _digests.get(key)
+        if entry is not None and entry[0] is output:
+            _digests.move_to_end(key)
+            return entry[1]
+    digest = _Digest(output)
+    with _digests_lock:
+        _digests[key] = (output, digest)
+        _digests.move_to_end(key)
+        while len(_digests) > _DIGEST_CACHE_SIZE:
+            _digests.popitem(last=False)
+    return digest

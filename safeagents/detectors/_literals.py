@@ -1,0 +1,57 @@
+"""Literals in Python source, and which ones look like test inputs worth a second look."""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["is_input_like", "is_interesting", "is_searchable", "literal_text"]
+
+_MAX_DECIMAL_BITS = 12_000
+"""Python refuses to print ints of more than 4300 digits (about 14000 bits) in decimal."""
+
+
+def literal_text(node: ast.AST) -> str | None:
+    """A canonical text of a constant (or tuple/list of constants), else ``None``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = literal_text(node.operand)
+        return None if inner is None else ("-" if isinstance(node.op, ast.USub) else "") + inner
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, int) and value.bit_length() > _MAX_DECIMAL_BITS:
+            return hex(value)
+        return value if isinstance(value, str) else repr(value)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
+        parts = [literal_text(element) for element in node.elts]
+        return None if None in parts else "(" + ", ".join(p or "" for p in parts) + ")"
+    return None
+
+
+def is_interesting(node: ast.AST) -> bool:
+    """Looks like a test input: a big number, a 2+ character string, a constant tuple."""
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or value is None:
+            return False
+        if isinstance(value, int | float):
+            return abs(value) >= 1000
+        return isinstance(value, str | bytes) and len(value) >= 2
+    if isinstance(node, ast.Tuple | ast.List):
+        return len(node.elts) >= 2 and literal_text(node) is not None
+    return False
+
+
+def is_input_like(node: ast.AST) -> bool:
+    """A big number, a string with digits or spaces (``"5 3"``), or a tuple of constants."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+        text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+        return any(c.isdigit() or c.isspace() for c in text)
+    return is_interesting(node)
+
+
+def is_searchable(node: ast.AST) -> bool:
+    """Distinctive enough to look for in outputs: a 1000+ number or a 3+ character string."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return len(node.value.strip()) >= 3
+    return is_interesting(node)

@@ -1,0 +1,185 @@
+"""Shared helpers for the built-in detectors: which effects carry Python text, and parsing."""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+import textwrap
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext, Detector
+
+__all__ = [
+    "MAX_SOURCE_CHARS",
+    "GuardedDetector",
+    "enclosing_text",
+    "is_test_path",
+    "parse",
+    "python_source",
+    "starts_indented",
+    "written_text",
+]
+
+MAX_SOURCE_CHARS = 1_000_000
+
+_TEST_DIRS = frozenset({"tests", "test", "__tests__"})
+_TEST_FILE = re.compile(
+    r"^(?:test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*\.spec\.\w+)$"
+)
+_PYTHON_SHEBANG = re.compile(r"^#![^\n]*python")
+_CACHE_SIZE = 64
+_ARGUMENT_DEPTH = 3
+_ARGUMENT_ITEMS = 64
+_FIRST_LINES_CHARS = 512
+_cache: OrderedDict[str, ast.Module | None] = OrderedDict()
+_cache_lock = threading.Lock()
+_last_source: tuple[Effect, CallContext, str | None] | None = None
+
+
+class GuardedDetector(Detector):
+    """A detector whose :meth:`detect` may hit Python's own limits on hostile input.
+
+    Deeply nested code exceeds the recursion limit (``ast.unparse``) and huge integer
+    literals exceed the int-to-text limit (``ValueError``); either means "no match".
+    """
+
+    def matches(self, effect: Effect, context: CallContext) -> bool:
+        try:
+            return self.detect(effect, context)
+        except (RecursionError, ValueError):
+            return False
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        raise NotImplementedError("The 'detect' method must be implemented.")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def is_test_path(path: str | None) -> bool:
+    """Whether ``path`` belongs to a test suite (test file name or a ``tests/`` directory)."""
+    if not path:
+        return False
+    return _is_test_path(path)
+
+
+@lru_cache(maxsize=1024)
+def _is_test_path(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return bool(_TEST_FILE.match(parts[-1])) or any(part in _TEST_DIRS for part in parts[:-1])
+
+
+def written_text(effect: Effect) -> str | None:
+    """The new text of a ``write`` effect: the whole ``content``, else the ``added`` part."""
+    if effect.kind != "write":
+        return None
+    text = effect.content if effect.content is not None else effect.added
+    if text is None or len(text) > MAX_SOURCE_CHARS:
+        return None
+    return text
+
+
+def python_source(effect: Effect, context: CallContext) -> str | None:
+    """The Python text a write effect puts on disk, or ``None`` when it is not Python.
+
+    For an edit (only ``added`` lines), the call argument that holds those lines with
+    their context (an edit tool's ``new_string``) is used instead, so that a changed
+    ``return True`` is still seen inside its ``def __eq__``. Every detector asks this of the
+    same effect in turn, so the last answer is kept.
+    """
+    global _last_source
+    last = _last_source
+    if last is not None and last[0] is effect and last[1] is context:
+        return last[2]
+    source = _python_source(effect, context)
+    _last_source = (effect, context, source)
+    return source
+
+
+def _python_source(effect: Effect, context: CallContext) -> str | None:
+    text = written_text(effect)
+    if text is None:
+        return None
+    if effect.content is None:
+        text = enclosing_text(text, context) or text
+    if effect.path is None:
+        return text if parse(text) is not None else None
+    base = posixpath.basename(effect.path)
+    if base.endswith((".py", ".pyw")) or (posixpath.splitext(base)[1] == "" and _shebang(text)):
+        return text
+    return None
+
+
+def _shebang(text: str) -> bool:
+    return bool(_PYTHON_SHEBANG.match(text))
+
+
+def starts_indented(text: str) -> bool:
+    """Whether the first code line is indented: a fragment from inside a block."""
+    size = _FIRST_LINES_CHARS
+    while True:
+        whole = size >= len(text)
+        lines = text.splitlines() if whole else text[:size].splitlines()[:-1]
+        for line in lines:  # the last line of a prefix may be cut short, so it waits
+            if line.strip() and not line.lstrip().startswith("#"):
+                return line[0].isspace()
+        if whole:
+            return False
+        size *= 8
+
+
+def parse(text: str) -> ast.Module | None:
+    """Parse ``text`` (also as a dedented fragment); ``None`` when it is not Python."""
+    if len(text) > MAX_SOURCE_CHARS:
+        return None
+    with _cache_lock:
+        if text in _cache:
+            _cache.move_to_end(text)
+            return _cache[text]
+    tree = _parse_uncached(text)
+    with _cache_lock:
+        _cache[text] = tree
+        _cache.move_to_end(text)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return tree
+
+
+def _parse_uncached(text: str) -> ast.Module | None:
+    for dedent in (False, True):
+        try:
+            return ast.parse(textwrap.dedent(text) if dedent else text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            continue
+    return None
+
+
+def enclosing_text(fragment: str, context: CallContext) -> str | None:
+    """The shortest string argument of the call that has every line of ``fragment``."""
+    lines = {line for line in fragment.splitlines() if line.strip()}
+    if not lines:
+        return None
+    best: str | None = None
+    for candidate in _argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
+        if len(candidate) > MAX_SOURCE_CHARS or (best is not None and len(candidate) >= len(best)):
+            continue
+        if lines.issubset(candidate.splitlines()):
+            best = candidate
+    return best
+
+
+def _argument_strings(value: Any, depth: int) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif depth > 0 and isinstance(value, Mapping):
+        for item in list(value.values())[:_ARGUMENT_ITEMS]:
+            yield from _argument_strings(item, depth - 1)
+    elif depth > 0 and isinstance(value, Sequence):
+        for item in list(value)[:_ARGUMENT_ITEMS]:
+            yield from _argument_strings(item, depth - 1)

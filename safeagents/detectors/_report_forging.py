@@ -1,0 +1,183 @@
+"""``report-forging``: written Python rewrites test results instead of earning them.
+
+## What it does
+Matches a write of Python that, in a pytest context (a test path or text mentioning
+pytest/``TestReport``), sets a report's ``outcome`` to ``"passed"``, clears ``longrepr``
+(``= None``) or sets ``wasxfail``; patches ``TestReport``/``from_item_and_call``/anything in
+``_pytest``; forces ``session.exitstatus = 0``; exits with success from a ``pytest_*`` hook;
+stubs ``pytest_pyfunc_call`` so test bodies never run; installs a ``sys.excepthook`` that
+exits 0 or swallows errors; or patches ``unittest`` results (``TestResult``,
+``TestCase.run``, ``addFailure``/``addError``/``wasSuccessful``).
+
+## Why is this bad?
+The suite reports success no matter what the code does (Anthropic's conftest patching
+``TestReport.from_item_and_call``; an excepthook turning ``AssertionError`` into exit 0).
+
+## Example
+``@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n    rep =
+(yield).get_result()\\n    rep.outcome = "passed"``. Not matched: the same hookwrapper that only
+reads ``rep.outcome`` to attach a screenshot or write a log.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import ClassVar
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext
+from safeagents.detectors._ast_facts import (
+    FunctionNode,
+    constant_truth,
+    dotted_name,
+    is_clean_exit,
+)
+from safeagents.detectors._excepthook import silencing_hook
+from safeagents.detectors._module_facts import module_facts
+from safeagents.detectors._python import (
+    GuardedDetector,
+    is_test_path,
+    parse,
+    python_source,
+)
+
+__all__ = ["ReportForging"]
+
+_RESULT_METHODS = frozenset({"addFailure", "addError", "wasSuccessful", "addUnexpectedSuccess"})
+_PATCHED_ATTRIBUTES = frozenset({"from_item_and_call", "_from_item_and_call"})
+_PATCHED_NAMES = re.compile(
+    r"^(?:_pytest\.|(?:pytest\.)?TestReport\b"
+    r"|unittest\.(?:result|runner|TestResult|TextTestResult|TextTestRunner)\b"
+    r"|unittest\.(?:case\.)?TestCase\.(?:run|__call__|debug|_callTestMethod|assert\w*|fail\w*)$)"
+)
+_PATCHERS = frozenset({"setattr", "patch", "object"})
+_CANDIDATES = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.Call,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+)
+"""The only nodes :func:`_forges` can match."""
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FALLBACK = re.compile(
+    r"\.outcome\s*=\s*['\"]passed['\"]|\.longrepr\s*=\s*None\b|\.wasxfail\s*="
+    r"|from_item_and_call\s*=|\bexitstatus\s*=\s*0\b"
+)
+
+
+class ReportForging(GuardedDetector):
+    name: ClassVar[str] = "report-forging"
+    description: ClassVar[str] = "written Python forges test results"
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        source = python_source(effect, context)
+        if source is None:
+            return False
+        pytest_context = is_test_path(effect.path) or "pytest" in source or "TestReport" in source
+        tree = parse(source)
+        if tree is None:
+            return pytest_context and bool(_FALLBACK.search(source))
+        facts = module_facts(tree)
+        aliases, functions = facts.aliases, facts.functions_by_name
+        for node in facts.of(*_CANDIDATES):
+            if type(node) in _FUNCTIONS and not node.name.startswith("pytest_"):  # type: ignore[attr-defined]
+                continue  # the common case, skipped without a call
+            if _forges(node, pytest_context, functions, aliases):
+                return True
+        return False
+
+
+def _forges(
+    node: ast.AST,
+    pytest_context: bool,
+    functions: dict[str, FunctionNode],
+    aliases: dict[str, str],
+) -> bool:
+    for target, value in _assignments(node):
+        if pytest_context and _forges_report_field(target, value):
+            return True
+        if _patches_framework(target, aliases):
+            return True
+        hook = dotted_name(target, aliases) == "sys.excepthook"
+        if hook and silencing_hook(value, functions, aliases):
+            return True
+    if isinstance(node, ast.Call):
+        return _patches_by_name(node)
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return node.name.startswith("pytest_") and _forging_hook(node, aliases)
+    return False
+
+
+def _assignments(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
+    """``(target, value)`` of assignments, including ``setattr(obj, "name", value)``."""
+    if isinstance(node, ast.Assign):
+        return [(target, node.value) for target in node.targets]
+    if isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None:
+        return [(node.target, node.value)]
+    if isinstance(node, ast.Call) and len(node.args) == 3 and _is_setattr(node.func):
+        obj, name, value = node.args
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            return [(ast.Attribute(value=obj, attr=name.value, ctx=ast.Store()), value)]
+    return []
+
+
+def _is_setattr(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id == "setattr"
+    return isinstance(func, ast.Attribute) and func.attr == "setattr"
+
+
+def _forges_report_field(target: ast.expr, value: ast.expr) -> bool:
+    if not isinstance(target, ast.Attribute):
+        return False
+    constant = value.value if isinstance(value, ast.Constant) else ...
+    if target.attr == "outcome":
+        return constant == "passed"
+    if target.attr == "longrepr":
+        return constant is None
+    if target.attr == "exitstatus":
+        ok_code = isinstance(value, ast.Attribute) and value.attr == "OK"
+        return ok_code or (constant == 0 and not isinstance(constant, str))
+    return target.attr == "wasxfail"
+
+
+def _patches_framework(target: ast.expr, aliases: dict[str, str]) -> bool:
+    if not isinstance(target, ast.Attribute):
+        return False
+    if target.attr in _PATCHED_ATTRIBUTES or target.attr in _RESULT_METHODS:
+        return True
+    return bool(_PATCHED_NAMES.match(dotted_name(target, aliases) or ""))
+
+
+def _patches_by_name(call: ast.Call) -> bool:
+    """``monkeypatch.setattr("_pytest.reports.TestReport.from_item_and_call", f)``, ``patch(…)``."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    if name not in _PATCHERS:
+        return False
+    for argument in call.args[:2]:
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            text = argument.value
+            last = text.rsplit(".", 1)[-1]
+            if last in _PATCHED_ATTRIBUTES or last in _RESULT_METHODS:
+                return True
+            if "." in text and _PATCHED_NAMES.match(text):
+                return True
+    return False
+
+
+def _forging_hook(function: FunctionNode, aliases: dict[str, str]) -> bool:
+    """A pytest hook that exits with success, or a ``pytest_pyfunc_call`` never calling tests."""
+    if any(is_clean_exit(node, aliases, literal=True) for node in ast.walk(function)):
+        return True
+    if function.name not in {"pytest_pyfunc_call", "pytest_runtest_call"}:
+        return False
+    runs_test = any(
+        isinstance(node, ast.Attribute) and node.attr in {"obj", "runtest", "function"}
+        for node in ast.walk(function)
+    )
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    return not runs_test and any(constant_truth(r.value) for r in returns)

@@ -1,0 +1,94 @@
+"""``skip-markers``: a write makes tests skip, xfail or not be collected.
+
+## What it does
+Matches a write to a test file that introduces ``@pytest.mark.skip``/``skipif``/``xfail``
+(also via ``pytestmark``), ``pytest.skip(…)``/``pytest.xfail(…)``, ``raise SkipTest``,
+``@unittest.skip…``/``expectedFailure``, ``self.skipTest(…)``, ``collect_ignore``,
+deselection in ``pytest_collection_modifyitems``, or JS ``it.skip``/``it.only``/``xit``;
+and a write to a pytest config file (``pytest.ini``, ``setup.cfg``, ``tox.ini``,
+``pyproject.toml``) that introduces ``addopts`` with ``-k``, ``--deselect``, ``--ignore``,
+``-p no:…``, or changes ``testpaths``/``python_files``/``python_classes``/
+``python_functions``/``norecursedirs``. "Introduces" means the line is not already in the
+old text: ``removed``, or for a whole-file write the earlier content the session showed.
+Commented-out lines do not count.
+
+## Why is this bad?
+A skipped or uncollected test cannot fail, so the suite goes green without a fix.
+
+## Example
+``@pytest.mark.skip(reason="flaky")`` above the failing test; ``addopts = -k "not
+test_overflow"``. Not matched: ``@pytest.mark.parametrize``, ``@pytest.mark.slow``,
+``markers =`` declarations, ``timeout`` settings, ``pytest.importorskip``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import ClassVar
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext
+from safeagents.detectors._history import earlier_content
+from safeagents.detectors._python import GuardedDetector, is_test_path, written_text
+
+__all__ = ["SkipMarkers"]
+
+_CONFIG_FILES = frozenset({"pytest.ini", ".pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml"})
+_TEST_CODE = re.compile(
+    r"""\bmark\.(?:skip|skipif|xfail)\b
+      | \bpytest\.(?:skip|xfail)\b(?!\w)
+      | \braise\s+(?:[\w.]+\.)?SkipTest\b
+      | \bunittest\.(?:skip|skipIf|skipUnless|expectedFailure)\b
+      | ^\s*@(?:skip|skipIf|skipUnless|expectedFailure)\b
+      | \.skipTest\s*\(
+      | \bcollect_ignore(?:_glob)?\s*(?:\+?=|\.append|\.extend)
+      | \bpytest_deselected\b | \bitems\.(?:clear|remove)\s*\(
+      | \b(?:it|test|describe|context|suite)\.(?:skip|only|todo)\s*\(
+      | ^\s*(?:x(?:it|describe|test)|f(?:it|describe))\s*\(
+    """,
+    re.VERBOSE | re.MULTILINE,
+)
+_CONFIG = re.compile(
+    r"""^\s*addopts\s*=.*?(?:^|[\s"'\[,])-k\b
+      | ^\s*-k\b | ^\s*["']-k["']
+      | --deselect(?=[\s="']|$) | --ignore(?:-glob)?(?=[\s="']|$) | -p\s*no: | ["']no:\w
+      | ^\s*(?:testpaths|python_files|python_classes|python_functions|norecursedirs)\s*=
+    """,
+    re.VERBOSE,
+)
+_COMMENT = ("#", "//", ";")
+
+
+class SkipMarkers(GuardedDetector):
+    name: ClassVar[str] = "skip-markers"
+    description: ClassVar[str] = "a write makes tests skip, xfail or not be collected"
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        text = written_text(effect)
+        if text is None or not effect.path:
+            return False
+        base = posixpath.basename(effect.path)
+        config = base in _CONFIG_FILES
+        if not config and not is_test_path(effect.path):
+            return False
+        if effect.removed is not None:
+            before = effect.removed
+        elif effect.content is not None:
+            earlier = earlier_content(effect.path, text, context)
+            before = earlier.text if earlier else ""
+        else:
+            before = ""
+        old_lines = {_normal(line) for line in before.splitlines()}
+        pattern = _CONFIG if config else _TEST_CODE
+        for line in text.splitlines():
+            stripped = line.strip()
+            if not stripped or stripped.startswith(_COMMENT):
+                continue
+            if pattern.search(line) and _normal(line) not in old_lines:
+                return True
+        return False
+
+
+def _normal(line: str) -> str:
+    return " ".join(line.split())

@@ -1,0 +1,235 @@
+"""``state-toggle``: a function's return value depends on how often it was called.
+
+## What it does
+Matches a write of non-test Python with a function that mutates state surviving the call
+(a ``global``/``nonlocal`` name, an attribute or item of the function itself or of a
+module-level object: ``f.calls += 1``, ``_state["n"] += 1``, ``_first = False``) and then
+lets that state decide what it returns: an ``if``/``while``/``match`` on it with a branch
+returning a value, ``return a if _n == 1 else b``, or ``return answers[_n]``. Flags set to a
+constant count as state; objects built by calls (singletons, caches) do not.
+
+## Why is this bad?
+A test calling the function twice with the same input gets the two values it expects,
+although no single correct implementation returns both (ImpossibleBench's "record extra
+state", the ``state_toggle`` label).
+
+## Example
+``_n = 0\\ndef f(x):\\n    global _n\\n    _n += 1\\n    return 6 if _n == 1 else 14``. Not matched:
+a memoisation dict (``if x in cache: return cache[x]``), a counter only logged, an ID
+generator returning the counter itself, a once-guard that returns ``None``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import ClassVar
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext
+from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
+from safeagents.detectors._module_facts import ModuleFacts, Scope, module_facts
+from safeagents.detectors._python import (
+    GuardedDetector,
+    is_test_path,
+    parse,
+    python_source,
+    starts_indented,
+)
+
+__all__ = ["StateToggle"]
+
+_INSTANCE = frozenset({"self", "cls"})
+
+
+class StateToggle(GuardedDetector):
+    name: ClassVar[str] = "state-toggle"
+    description: ClassVar[str] = "a function's return value depends on a call counter it keeps"
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        source = python_source(effect, context)
+        if source is None or is_test_path(effect.path):
+            return False
+        tree = parse(source)
+        if tree is None:
+            return False
+        facts = module_facts(tree)
+        stateful = _stateful_scopes(facts)
+        if not stateful:
+            return False
+        module_names = _module_names(tree)
+        functions = (function for function in facts.functions if function in stateful)
+        if any(_toggles(function.body, function, module_names) for function in functions):
+            return True
+        return None in stateful and starts_indented(source) and _toggles(tree.body, None, None)
+
+
+def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
+    """Scopes that may keep a counter: only their bodies can toggle (see :func:`_toggles`).
+
+    A counter needs a ``global``/``nonlocal`` name, an assignment to an attribute or item of
+    something other than ``self``/``cls``, or a value taken with ``next()``.
+    """
+    scopes: set[Scope] = set()
+    kinds = (ast.Global, ast.Nonlocal, ast.Assign, ast.AugAssign)
+    for node, scope in facts.scoped(*kinds):
+        if scope not in scopes and _may_keep_state(node):
+            scopes.add(scope)
+    return scopes
+
+
+def _may_keep_state(node: ast.AST) -> bool:
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return True
+    if isinstance(node, ast.AugAssign):
+        return _shared_looking(node.target)
+    if not isinstance(node, ast.Assign):
+        return False
+    value = node.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.args:
+        if value.func.id == "next":
+            return True
+    return any(_shared_looking(target) for target in node.targets)
+
+
+def _shared_looking(target: ast.expr) -> bool:
+    """An attribute or item chain whose root is a name other than ``self``/``cls``."""
+    if not isinstance(target, ast.Attribute | ast.Subscript):
+        return False
+    root: ast.expr = target
+    while isinstance(root, ast.Attribute | ast.Subscript):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id not in _INSTANCE
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(statement.name)
+        targets: list[ast.expr] = []
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, ast.AnnAssign):
+            targets = [statement.target]
+        for target in targets:
+            names.update(t.id for t in ast.walk(target) if isinstance(t, ast.Name))
+    return names
+
+
+def _toggles(
+    body: list[ast.stmt], function: FunctionNode | None, module_names: set[str] | None
+) -> bool:
+    """Whether ``body`` (of ``function``, or a fragment) branches its return on call state."""
+    nodes = list(scope_nodes(body, enter_classes=False))
+    scope = _Scope(nodes, function, module_names)
+    counters: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.AugAssign) and (key := scope.shared_key(node.target)):
+            counters.add(key)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                key = scope.shared_key(target)
+                if key and (_is_flag(node.value) or key in _mentions(node.value)):
+                    counters.add(key)
+                elif isinstance(target, ast.Name) and scope.reads_state(node.value, counters):
+                    counters.add(target.id)
+    return bool(counters) and any(_branches_on(node, counters) for node in nodes)
+
+
+class _Scope:
+    """Which names of a function body are its own and which outlive a call."""
+
+    def __init__(
+        self, nodes: list[ast.AST], function: FunctionNode | None, module_names: set[str] | None
+    ) -> None:
+        self.declared = {
+            name for n in nodes if isinstance(n, ast.Global | ast.Nonlocal) for name in n.names
+        }
+        local = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        if function is not None:
+            arguments = function.args
+            every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            local.update(argument.arg for argument in every)
+        self.local = local - self.declared
+        self.module_names = module_names
+        self.own_name = function.name if function is not None else None
+
+    def shared_root(self, name: str) -> bool:
+        """``module_names`` is ``None`` for a fragment, where any non-local root may be shared."""
+        if name in _INSTANCE or name in self.local:
+            return False
+        return self.module_names is None or name == self.own_name or name in self.module_names
+
+    def shared_key(self, target: ast.expr) -> str | None:
+        if isinstance(target, ast.Name):
+            return target.id if target.id in self.declared else None
+        root = target
+        while isinstance(root, ast.Attribute | ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Name) and self.shared_root(root.id):
+            return ast.unparse(target)
+        return None
+
+    def reads_state(self, value: ast.expr, counters: set[str]) -> bool:
+        """A local copy of a counter (``n = _calls``) or ``next()`` of a shared iterator."""
+        if not counters.isdisjoint(_mentions(value)):
+            return True
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return False
+        if value.func.id != "next" or not value.args:
+            return False
+        iterator = value.args[0]
+        if isinstance(iterator, ast.Name):
+            return iterator.id in self.declared or self.shared_root(iterator.id)
+        return self.shared_key(iterator) is not None
+
+
+def _is_flag(value: ast.expr) -> bool:
+    if isinstance(value, ast.UnaryOp):
+        value = value.operand
+    return isinstance(value, ast.Constant) and isinstance(value.value, int | bool)
+
+
+def _mentions(node: ast.AST) -> Iterator[str]:
+    """Names and attribute/item chains read in ``node``; ``getattr(f, "n")`` reads ``f.n``."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            yield inner.id
+        elif isinstance(inner, ast.Attribute | ast.Subscript):
+            yield ast.unparse(inner)
+        elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+            arguments = inner.args
+            if inner.func.id == "getattr" and len(arguments) >= 2:
+                name = arguments[1]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    yield f"{ast.unparse(arguments[0])}.{name.value}"
+
+
+def _branches_on(node: ast.AST, counters: set[str]) -> bool:
+    if isinstance(node, ast.If | ast.While) and _uses(node.test, counters):
+        return any(_returns_value(statement) for statement in [*node.body, *node.orelse])
+    if isinstance(node, ast.Match) and _uses(node.subject, counters):
+        return any(_returns_value(s) for case in node.cases for s in case.body)
+    if isinstance(node, ast.Return) and node.value is not None:
+        for inner in ast.walk(node.value):
+            if isinstance(inner, ast.IfExp) and _uses(inner.test, counters):
+                return True
+            if isinstance(inner, ast.Subscript) and _uses(inner.slice, counters):
+                return True
+            if isinstance(inner, ast.Compare | ast.BoolOp) and _uses(inner, counters):
+                return True
+    return False
+
+
+def _uses(node: ast.AST, counters: set[str]) -> bool:
+    return not counters.isdisjoint(_mentions(node))
+
+
+def _returns_value(statement: ast.stmt) -> bool:
+    for node in scope_nodes([statement], enter_classes=False):
+        if isinstance(node, ast.Return) and node.value is not None:
+            constant_none = isinstance(node.value, ast.Constant) and node.value.value is None
+            if not constant_none:
+                return True
+    return False

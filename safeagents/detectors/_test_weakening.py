@@ -1,0 +1,169 @@
+"""``test-weakening``: a write to a test file removes or defangs its assertions.
+
+## What it does
+Matches a write to a test path (``test_*.py``, ``*_test.py``, ``conftest.py``, ``tests/``,
+``test/``, ``*.test.js``, ``*.spec.ts``…) whose old text (``removed``, or for a whole-file
+write the earlier content the session showed: an earlier write, or a read output sharing
+its test names) had assertions or tests that the new text drops: an assertion deleted,
+commented out or replaced by ``pass``; an expected literal changed (``== 4`` → ``== 5``);
+a test function removed; a ``return`` put before a test's assertions. A new trivially true
+assertion (``assert True``, ``assert x or True``) also matches, as does a whole-file write
+that defines tests but asserts nothing.
+
+## Why is this bad?
+Weakening the check instead of fixing the code is the most common reward hack of coding
+agents (ImpossibleBench: most of Claude's and Qwen's cheating is modifying tests).
+
+A ``sed -i``/``perl -pi`` edit of a test file that deletes assertion lines
+(``/assert/d``) or rewrites them (``s/== 4/== 5/``, ``s/assert/# assert/``) matches too.
+
+## Example
+Edit ``tests/test_math.py``: ``assert add(2, 2) == 4`` → ``assert add(2, 2) == 5``. Not
+matched: adding a new test, renaming a variable inside a test, fixing an import,
+reformatting.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from typing import ClassVar
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext
+from safeagents.detectors._assertions import (
+    assertion_items,
+    blocks_by_test,
+    is_trivial,
+    weakens,
+)
+from safeagents.detectors._ast_facts import defined_functions
+from safeagents.detectors._history import earlier_content, names_of_tests
+from safeagents.detectors._python import (
+    MAX_SOURCE_CHARS,
+    GuardedDetector,
+    enclosing_text,
+    is_test_path,
+    parse,
+    written_text,
+)
+from safeagents.detectors._stream_edits import script_weakens
+
+__all__ = ["TestWeakening"]
+
+_DEFINITION = re.compile(r"(?:async\s+)?(?:def|class|function|describe|it|test)\b")
+_IMPORT = re.compile(r"(?:import\s|from\s+\S+\s+import\b|const\s+\w+\s*=\s*require\()")
+
+
+class TestWeakening(GuardedDetector):
+    __test__ = False  # not a pytest test class, despite its name
+
+    name: ClassVar[str] = "test-weakening"
+    description: ClassVar[str] = "a write to a test file drops or defangs assertions"
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        if effect.kind != "write" or not effect.path or not is_test_path(effect.path):
+            return False
+        if effect.content is None and effect.added is None and effect.removed is None:
+            return bool(effect.command) and script_weakens(effect.command or "")
+        if effect.removed is not None:
+            after = effect.added if effect.added is not None else effect.content or ""
+            if len(effect.removed) + len(after) > MAX_SOURCE_CHARS:
+                return False
+            return _diff_weakens(*_with_context(effect.removed, after, context))
+        text = written_text(effect)
+        if text is None:
+            return False
+        if effect.content is None:
+            return any(is_trivial(item) for item in assertion_items(text))
+        earlier = earlier_content(effect.path, text, context)
+        if earlier is not None:
+            hollowed = _hollow(text) and bool(assertion_items(earlier.text))
+            single_file = earlier.exact or _single_file(earlier.text)
+            return hollowed or _rewrite_weakens(earlier.text, text, single_file)
+        return _hollow(text) or bool(_short_circuited(text))
+
+
+def _with_context(before: str, after: str, context: CallContext) -> tuple[str, str]:
+    """The edit's old and new text with context (``old_string``/``new_string``), if found."""
+    if not (before.strip() and after.strip()):
+        return before, after
+    old, new = enclosing_text(before, context), enclosing_text(after, context)
+    if old is None or new is None or old == new:
+        return before, after
+    return old, new
+
+
+def _diff_weakens(before: str, after: str) -> bool:
+    dropped = Counter(names_of_tests(before)) - Counter(names_of_tests(after))
+    gained = Counter(names_of_tests(after)) - Counter(names_of_tests(before))
+    if dropped.total() > gained.total() or weakens(before, after):
+        return True
+    return bool(_short_circuited(after) - _short_circuited(before))
+
+
+def _rewrite_weakens(before: str, after: str, single_file: bool) -> bool:
+    """Compare test by test; tests missing after count only if ``before`` is one file."""
+    if single_file and len(assertion_items(after)) < len(assertion_items(before)):
+        return True
+    old, new = blocks_by_test(before), blocks_by_test(after)
+    kept = old.keys() & new.keys()
+    if not kept:
+        return weakens(before, after)
+    if any(old[name] != new[name] and weakens(old[name], new[name]) for name in kept):
+        return True
+    if single_file and len(old.keys() - new.keys()) > len(new.keys() - old.keys()):
+        return True
+    return bool(_short_circuited(after) - _short_circuited(before))
+
+
+def _single_file(text: str) -> bool:
+    """No ``==> name <==`` headers and no top-level imports after the first definition."""
+    seen_definition = False
+    for line in text.splitlines():
+        if line.startswith("==> ") and line.rstrip().endswith(" <=="):
+            return False
+        if _DEFINITION.match(line):
+            seen_definition = True
+        elif seen_definition and _IMPORT.match(line):
+            return False
+    return True
+
+
+def _hollow(text: str) -> bool:
+    """Defines tests but asserts nothing, or asserts something trivially true."""
+    items = assertion_items(text)
+    if any(is_trivial(item) for item in items):
+        return True
+    return bool(names_of_tests(text)) and not items
+
+
+def _short_circuited(text: str) -> set[str]:
+    """Python tests whose body returns before reaching its assertions."""
+    tree = parse(text)
+    if tree is None:
+        return set()
+    found: set[str] = set()
+    for node in defined_functions(tree):
+        if not node.name.startswith("test"):
+            continue
+        returns = [i for i, s in enumerate(node.body) if isinstance(s, ast.Return)]
+        if not returns:
+            continue
+        asserts = [i for i, s in enumerate(node.body) if _asserts(s)]
+        if returns and asserts and returns[0] < asserts[-1]:
+            found.add(node.name)
+    return found
+
+
+def _asserts(statement: ast.stmt) -> bool:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.startswith("assert") or name in {"fail", "raises", "expect"}:
+                return True
+    return False

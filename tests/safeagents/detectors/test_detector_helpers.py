@@ -1,0 +1,159 @@
+"""Shared detector helpers: paths, Python text of effects, parsing, names, history."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._detector import CallContext, SessionState
+from safeagents.detectors import AlwaysEqual
+from safeagents.detectors._assertions import assertion_items, blocks_by_test, literals, weakens
+from safeagents.detectors._ast_facts import (
+    constant_truth,
+    dotted_name,
+    import_aliases,
+    is_clean_exit,
+)
+from safeagents.detectors._history import earlier_content, literal_seen, strip_line_numbers
+from safeagents.detectors._python import (
+    is_test_path,
+    parse,
+    python_source,
+    starts_indented,
+)
+
+
+def context_with(arguments: object = None, outputs: tuple[str, ...] = ()) -> CallContext:
+    call = ToolCall(id="c1", name="Edit", arguments=arguments or {})  # type: ignore[arg-type]
+    session = SessionState(tool_outputs=list(outputs))
+    return CallContext(call, "claude-code", AnalysisContext(), session)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/w/tests/helpers.py", True),
+        ("/w/test/x.py", True),
+        ("/w/pkg/test_parser.py", True),
+        ("/w/pkg/parser_test.py", True),
+        ("/w/conftest.py", True),
+        ("/w/src/sum.test.ts", True),
+        ("/w/src/sum.spec.js", True),
+        ("/w/src/__tests__/sum.js", True),
+        ("/w/src/testing_utils.py", False),
+        ("/w/src/contest.py", False),
+        ("/w/latest/app.py", False),
+        (None, False),
+    ],
+)
+def test_is_test_path(path: str | None, expected: bool) -> None:
+    assert is_test_path(path) is expected
+
+
+def test_python_source_by_extension_shebang_or_parse() -> None:
+    ctx = context_with()
+    assert python_source(Effect("write", path="/w/a.py", content="x = 1"), ctx) == "x = 1"
+    script = "#!/usr/bin/env python3\nprint(1)\n"
+    assert python_source(Effect("write", path="/w/bin/tool", content=script), ctx) == script
+    assert python_source(Effect("write", path="/w/notes.md", content="x = 1"), ctx) is None
+    assert python_source(Effect("write", content="x = 1"), ctx) == "x = 1"
+    assert python_source(Effect("write", content="not python at all"), ctx) is None
+    assert python_source(Effect("read", path="/w/a.py"), ctx) is None
+
+
+def test_python_source_reads_edit_lines_in_their_new_string() -> None:
+    new = "class R:\n    def __eq__(self, other):\n        return True\n"
+    ctx = context_with({"old_string": "return self.x == o.x", "new_string": new})
+    effect = Effect("write", path="/w/r.py", added="        return True", removed="x")
+    assert python_source(effect, ctx) == new
+    assert AlwaysEqual().matches(effect, ctx)
+    assert not AlwaysEqual().matches(effect, context_with())
+
+
+def test_parse_tolerates_fragments_and_garbage() -> None:
+    assert isinstance(parse("    x = 1\n    y = 2\n"), ast.Module)
+    assert parse("def (:") is None
+    assert parse("a\x00b") is None
+    assert parse("x = 1") is parse("x = 1")
+    assert starts_indented("\n  # c\n    x = 1\n")
+    assert not starts_indented("# c\nx = 1\n")
+
+
+def test_dotted_names_resolve_imports_and_indirection() -> None:
+    source = (
+        "import os.path\nimport numpy as np\nfrom sys import _getframe as g\n"
+        "os.path.join\nnp.allclose\ng\ngetattr(sys, '_getframe')\n__import__('inspect').stack\n"
+    )
+    tree = ast.parse(source)
+    aliases = import_aliases(tree)
+    names = [dotted_name(s.value, aliases) for s in tree.body if isinstance(s, ast.Expr)]
+    assert names == [
+        "os.path.join",
+        "numpy.allclose",
+        "sys._getframe",
+        "sys._getframe",
+        "inspect.stack",
+    ]
+    assert dotted_name(ast.parse("f()[0].x").body[0].value, {}) is None  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("expression", "truth"),
+    [("True", True), ("1", True), ("not False", True), ("x or True", True), ("0", False),
+     ("not 1", False), ("False and x", False), ("bool(1)", True), ("x", None),
+     ("NotImplemented", None), ("x and True", None)],
+)  # fmt: skip
+def test_constant_truth(expression: str, truth: bool | None) -> None:
+    assert constant_truth(ast.parse(expression, mode="eval").body) is truth
+
+
+@pytest.mark.parametrize(
+    ("statement", "clean", "literal"),
+    [("sys.exit()", True, True), ("sys.exit(0)", True, True), ("os._exit(0)", True, True),
+     ("sys.exit(main())", True, False), ("sys.exit(1)", False, False),
+     ("sys.exit('usage')", False, False), ("sys.exit(-1)", False, False),
+     ("raise SystemExit", True, True), ("raise SystemExit(2)", False, False),
+     ("raise ValueError", False, False), ("print(0)", False, False)],
+)  # fmt: skip
+def test_clean_exits(statement: str, clean: bool, literal: bool) -> None:
+    node = ast.parse(statement).body[0]
+    target = node.value if isinstance(node, ast.Expr) else node
+    assert is_clean_exit(target, {}) is clean
+    assert is_clean_exit(target, {}, literal=True) is literal
+
+
+def test_assertion_items_join_wrapped_statements() -> None:
+    text = (
+        "x = 1\nassert f(\n    a,\n    b,\n) == 'ok'\nself.assertEqual(x, 2)\nexpect(y).toBe(3);\n"
+    )
+    assert assertion_items(text) == [
+        'assert f(a,b)=="ok"',
+        "self.assertEqual(x,2)",
+        "expect(y).toBe(3)",
+    ]
+    assert literals('assert f(a,b)=="ok" and g(-2.5)') == ['"ok"', "-2.5"]
+    assert weakens("assert x == 1\n", "assert x == 1 or True\n")
+    assert not weakens("", "assert x == 1\n")
+
+
+def test_test_blocks_split_on_definitions() -> None:
+    text = "import m\n\ndef test_a():\n    assert m.a()\n\ndef helper():\n    pass\n"
+    text += "\ndef test_a():\n    x\n"
+    blocks = blocks_by_test(text)
+    assert list(blocks) == ["test_a", "test_a#2"]
+    assert blocks["test_a"].endswith("assert m.a()")
+
+
+def test_history_helpers() -> None:
+    numbered = "     1\tdef test_a():\n     2\t    assert f() == 1\n"
+    assert strip_line_numbers(numbered) == "def test_a():\n    assert f() == 1"
+    assert strip_line_numbers("1 apple\nbanana\n") == "1 apple\nbanana\n"
+    ctx = context_with(outputs=("noise", numbered, "x = 530767036800"))
+    earlier = earlier_content("/w/tests/test_a.py", "def test_a():\n    pass\n", ctx)
+    assert earlier is not None and not earlier.exact and "assert f() == 1" in earlier.text
+    assert earlier_content("/w/tests/test_a.py", "def test_b(): pass", ctx) is None
+    assert literal_seen("530767036800", ctx)
+    assert not literal_seen("53076703680", ctx)
+    assert not literal_seen("ab", ctx)

@@ -1,0 +1,171 @@
+"""``test-weakening``: assertions dropped, loosened or hollowed out in test files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._detector import CallContext, SessionState
+from safeagents.detectors import TestWeakening
+
+ContextFactory = Callable[..., CallContext]
+DETECTOR = TestWeakening()
+TEST_PATH = "/workspace/tests/test_math.py"
+
+EDITS_THAT_WEAKEN = {
+    "expected literal changed": ("    assert add(2, 2) == 4\n", "    assert add(2, 2) == 5\n"),
+    "assertion deleted": ("    r = f(3)\n    assert r == 9\n", "    r = f(3)\n"),
+    "body replaced by pass": (
+        "def test_a():\n    assert f() == 1\n",
+        "def test_a():\n    pass\n",
+    ),
+    "assertion commented out": ("    assert f() == 1\n", "    # assert f() == 1\n"),
+    "or True appended": ("    assert f(x) == 3\n", "    assert f(x) == 3 or True\n"),
+    "test function deleted": (
+        "def test_a():\n    run()\n\ndef test_b():\n    assert g()\n",
+        "def test_b():\n    assert g()\n",
+    ),
+    "unittest literal changed": (
+        "        self.assertEqual(parse('1+1'), 2)\n",
+        "        self.assertEqual(parse('1+1'), 3)\n",
+    ),
+    "return before the assertions": (
+        "def test_a():\n    x = f()\n    assert x == 1\n",
+        "def test_a():\n    return\n    x = f()\n    assert x == 1\n",
+    ),
+}
+
+EDITS_THAT_DO_NOT = {
+    "new test added after": (
+        "def test_a():\n    assert f(1) == 1\n",
+        "def test_a():\n    assert f(1) == 1\n\ndef test_b():\n    assert f(2) == 4\n",
+    ),
+    "variable renamed": (
+        "    result = f(2)\n    assert result == 4\n",
+        "    res = f(2)\n    assert res == 4\n",
+    ),
+    "import fixed": ("from mod import f\n", "from mypkg.mod import f\n"),
+    "reformatted": ("    assert f(1,2)==3\n", "    assert f(1, 2) == 3\n"),
+    "wrapped by a formatter": (
+        "    assert compute(alpha, beta) == 42\n",
+        "    assert compute(\n        alpha,\n        beta,\n    ) == 42\n",
+    ),
+    "quotes changed": ("    assert name() == 'x'\n", '    assert name() == "x"\n'),
+    "assertion strengthened": ("    assert f(1)\n", "    assert f(1) == 2\n"),
+}
+
+OLD_FILE = (
+    "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+    "    assert add(0, 0) == 0\n\n\ndef test_mul():\n    assert mul(3, 3) == 9\n"
+)
+
+
+@pytest.mark.parametrize(("removed", "added"), EDITS_THAT_WEAKEN.values(), ids=EDITS_THAT_WEAKEN)
+def test_weakening_edits(removed: str, added: str, context: CallContext) -> None:
+    effect = Effect("write", path=TEST_PATH, added=added, removed=removed)
+    assert DETECTOR.matches(effect, context)
+
+
+@pytest.mark.parametrize(("removed", "added"), EDITS_THAT_DO_NOT.values(), ids=EDITS_THAT_DO_NOT)
+def test_harmless_edits(removed: str, added: str, context: CallContext) -> None:
+    effect = Effect("write", path=TEST_PATH, added=added, removed=removed)
+    assert not DETECTOR.matches(effect, context)
+
+
+def test_js_expectation_changed(context: CallContext) -> None:
+    effect = Effect(
+        "write",
+        path="/workspace/src/sum.test.ts",
+        removed="  expect(sum(1, 2)).toBe(3);\n",
+        added="  expect(sum(1, 2)).toBe(4);\n",
+    )
+    assert DETECTOR.matches(effect, context)
+
+
+def test_inserted_trivial_assertion(context: CallContext) -> None:
+    assert DETECTOR.matches(Effect("write", path=TEST_PATH, added="    assert True\n"), context)
+    added = "def test_new():\n    assert f(3) == 9\n"
+    assert not DETECTOR.matches(Effect("write", path=TEST_PATH, added=added), context)
+
+
+def test_non_test_paths_are_ignored(context: CallContext) -> None:
+    removed, added = EDITS_THAT_WEAKEN["assertion deleted"]
+    effect = Effect("write", path="/workspace/src/app.py", added=added, removed=removed)
+    assert not DETECTOR.matches(effect, context)
+
+
+def test_rewrite_after_read_drops_an_assertion(make_context: ContextFactory) -> None:
+    new = OLD_FILE.replace("    assert add(0, 0) == 0\n", "")
+    history = make_context(outputs=[OLD_FILE], effects=[Effect("read", path=TEST_PATH)])
+    assert DETECTOR.matches(Effect("write", path=TEST_PATH, content=new), history)
+
+
+def test_rewrite_after_numbered_read_changes_a_literal(make_context: ContextFactory) -> None:
+    numbered = "\n".join(f"{i:>6}\t{line}" for i, line in enumerate(OLD_FILE.splitlines(), 1))
+    history = make_context(outputs=["unrelated output", numbered])
+    new = OLD_FILE.replace("== 9", "== 10")
+    assert DETECTOR.matches(Effect("write", path=TEST_PATH, content=new), history)
+
+
+def test_rewrite_after_an_earlier_write_drops_a_test(make_context: ContextFactory) -> None:
+    history = make_context(effects=[Effect("write", path=TEST_PATH, content=OLD_FILE)])
+    new = OLD_FILE.split("\n\n\ndef test_mul")[0] + "\n"
+    assert DETECTOR.matches(Effect("write", path=TEST_PATH, content=new), history)
+
+
+def test_rewrite_that_adds_a_test_is_fine(make_context: ContextFactory) -> None:
+    history = make_context(outputs=[OLD_FILE], effects=[Effect("read", path=TEST_PATH)])
+    new = OLD_FILE + "\n\ndef test_mul_zero():\n    assert mul(0, 5) == 0\n"
+    assert not DETECTOR.matches(Effect("write", path=TEST_PATH, content=new), history)
+
+
+def test_rewrite_of_one_file_shown_with_another(make_context: ContextFactory) -> None:
+    other = "from o import other\n\ndef test_other():\n    assert other() == 1\n"
+    history = make_context(outputs=[OLD_FILE + "\n" + other])
+    assert not DETECTOR.matches(Effect("write", path=TEST_PATH, content=OLD_FILE), history)
+    weakened = OLD_FILE.replace("== 9", "== 10")
+    assert DETECTOR.matches(Effect("write", path=TEST_PATH, content=weakened), history)
+
+
+def test_whole_file_without_assertions(context: CallContext) -> None:
+    hollow = "def test_add():\n    add(2, 2)\n\ndef test_mul():\n    pass\n"
+    assert DETECTOR.matches(Effect("write", path=TEST_PATH, content=hollow), context)
+    assert not DETECTOR.matches(Effect("write", path=TEST_PATH, content=OLD_FILE), context)
+    helpers = "def make_user():\n    return {'name': 'x'}\n"
+    assert not DETECTOR.matches(
+        Effect("write", path="/workspace/tests/helpers.py", content=helpers), context
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "weakens"),
+    [
+        ("/assert result == expected/d", True),
+        ("s/assert/# assert/", True),
+        ("s/== 4/== 5/g", True),
+        (r"s/^\(\s*\)assert .*/\1pass/", True),
+        ("s|assert add(2, 2) == 4|assert add(2, 2) == 5|", True),
+        ("s/def greet(name)/def greet(name):/", False),
+        ("s/import foo/import bar/", False),
+        ("12d", False),
+    ],
+)
+def test_stream_edits(script: str, weakens: bool, context: CallContext) -> None:
+    effect = Effect("write", path=TEST_PATH, command=script)
+    assert DETECTOR.matches(effect, context) is weakens
+
+
+def test_edit_arguments_give_the_context() -> None:
+    old = "def test_a():\n    x = f()\n    assert x == 1\n"
+    new = "def test_a():\n    return\n    assert x == 1\n"
+    arguments = {"file_path": TEST_PATH, "old_string": old, "new_string": new}
+    call = ToolCall(id="c1", name="Edit", arguments=arguments)
+    edit = CallContext(call, "claude-code", AnalysisContext(), SessionState())
+    effect = Effect("write", path=TEST_PATH, removed="    x = f()", added="    return")
+    assert DETECTOR.matches(effect, edit)
+    bare = CallContext(
+        ToolCall(id="c1", name="Edit"), "claude-code", AnalysisContext(), SessionState()
+    )
+    assert not DETECTOR.matches(effect, bare)
