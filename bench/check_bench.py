@@ -1,0 +1,129 @@
+"""Cost of checking one tool call end to end: normalise + analyse + match.
+
+Times ``Engine.check_call`` (harness plugin, shell/Python/patch analysers, rule matching) on
+realistic calls at argument sizes 100 B, 10 KB and 100 KB, with the bundled packs, with 10
+synthetic rules and with 1,000 synthetic rules (plus the bundled packs' detectors' costs where
+they apply). Prints p50 and p99 in µs per call.
+
+    .venv/bin/python bench/check_bench.py
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine_bench import build_rules  # noqa: E402
+
+from safeagents._actions import AnalysisContext, ToolCall  # noqa: E402
+from safeagents._detector import SessionState  # noqa: E402
+from safeagents.rules import Engine, RuleSet  # noqa: E402
+
+SIZES = {"100 B": 100, "10 KB": 10_000, "100 KB": 100_000}
+SAMPLES = 400
+BUDGET_SECONDS = 1.5
+
+
+def _python_source(size: int) -> str:
+    rng = random.Random(size)
+    lines = []
+    while sum(len(line) + 1 for line in lines) < size:
+        n = rng.randrange(1000)
+        lines.append(f"def helper_{n}(value):\n    return value * {n} + {rng.randrange(9)}\n")
+    return "".join(lines)[:size]
+
+
+def _shell_script(size: int) -> str:
+    rng = random.Random(size)
+    commands = [
+        "python -m pytest -q tests/test_calc.py",
+        "grep -rn 'def add' src/ | head -20",
+        "cd src && sed -n '1,40p' calc.py",
+        "ls -la tests && git status --short",
+        "cat > notes.txt <<'EOF'\nremember to run the tests\nEOF",
+    ]
+    script = ""
+    while len(script) < size:
+        script += rng.choice(commands) + " && "
+    return script[:size].rsplit(" && ", 1)[0]
+
+
+def _calls(size: int) -> dict[str, tuple[str, ToolCall]]:
+    source = _python_source(size)
+    patch = "*** Begin Patch\n*** Update File: src/calc.py\n@@\n" + "".join(
+        f"+{line}\n" for line in source.splitlines()
+    ) + "*** End Patch\n"
+    return {
+        "pi bash": ("pi", ToolCall("c1", "bash", {"command": _shell_script(size)})),
+        "claude Write .py": (
+            "claude-code",
+            ToolCall("c2", "Write", {"file_path": "src/calc.py", "content": source}),
+        ),
+        "codex apply_patch": ("codex", ToolCall("c3", "apply_patch", {"input": patch})),
+    }
+
+
+def _measure(engine: Engine, harness: str, call: ToolCall) -> list[float]:
+    context = AnalysisContext()
+    engine.check_call(call, harness=harness, context=context, session=SessionState())
+    timings: list[float] = []
+    started = time.perf_counter()
+    while len(timings) < SAMPLES and time.perf_counter() - started < BUDGET_SECONDS:
+        begin = time.perf_counter_ns()
+        engine.check_call(call, harness=harness, context=context, session=SessionState())
+        timings.append((time.perf_counter_ns() - begin) / 1000)
+    return timings
+
+
+def _p(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as root:
+        engines: dict[str, Engine] = {"bundled packs": Engine(RuleSet.load())}
+        for count in (10, 1_000):
+            directory = Path(root) / str(count)
+            directory.mkdir()
+            engines[f"{count} synthetic"] = Engine(build_rules(directory, count))
+    rows: list[dict[str, object]] = []
+    header = f"{'call':<20}{'size':>8}" + "".join(f"{name:>24}" for name in engines)
+    print(header + "\n" + " " * 28 + "".join(f"{'p50 / p99 µs':>24}" for _ in engines))
+    for label, size in SIZES.items():
+        for name, (harness, call) in _calls(size).items():
+            cells = ""
+            for engine_name, engine in engines.items():
+                timings = _measure(engine, harness, call)
+                p50, p99 = _p(timings, 50), _p(timings, 99)
+                cells += f"{p50:>14.0f} / {p99:>7.0f}"
+                rows.append(
+                    {"call": name, "size": label, "engine": engine_name, "p50": p50, "p99": p99}
+                )
+            print(f"{name:<20}{label:>8}{cells}")
+    print()
+    for call in ("pi bash", "claude Write .py", "codex apply_patch"):
+        many = _row(rows, call, "10 KB", "1000 synthetic")
+        few = _row(rows, call, "10 KB", "10 synthetic")
+        print(f"1,000 rules / 10 rules at 10 KB, {call}: {many / few:.2f}x")
+    if "--json" in sys.argv:
+        print(json.dumps(rows))
+
+
+def _row(rows: list[dict[str, object]], call: str, size: str, engine: str) -> float:
+    for row in rows:
+        if row["call"] == call and row["size"] == size and row["engine"] == engine:
+            value = row["p50"]
+            assert isinstance(value, float)
+            return value
+    raise KeyError((call, size, engine))
+
+
+if __name__ == "__main__":
+    main()

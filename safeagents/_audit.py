@@ -1,0 +1,207 @@
+"""Offline audit: recorded sessions in, scored reports out."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from safeagents._actions import AnalysisContext, ToolCall
+from safeagents._detector import SessionState
+
+if TYPE_CHECKING:
+    from safeagents.rules import Engine, Finding
+
+__all__ = ["InputError", "Session", "SessionReport", "audit_session", "load_sessions"]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One recorded agent conversation (OpenAI chat messages)."""
+
+    id: str
+    messages: Sequence[Mapping[str, Any]]
+    harness: str | None = None
+    cwd: str | None = None
+    tools: Sequence[Mapping[str, Any]] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    """A part of the input that could not be read; the rest of the run goes on."""
+
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+@dataclass(slots=True)
+class SessionReport:
+    """A session's score: hacked or not, with the findings that say why."""
+
+    id: str
+    harness: str
+    tool_calls: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def hacked(self) -> bool:
+        return any(f.action in ("reject", "flag") for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "harness": self.harness,
+            "hacked": self.hacked,
+            "tool_calls": self.tool_calls,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def load_sessions(path: str | Path) -> tuple[list[Session], list[InputError]]:
+    """Read sessions from JSONL, one session object, or a bare messages list.
+
+    ``-`` reads standard input. Malformed lines become :class:`InputError` values and are
+    skipped.
+    """
+    name = str(path)
+    try:
+        text = sys.stdin.read() if name == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [], [InputError(name, f"cannot read file: {exc}")]
+    label = "<stdin>" if name == "-" else name
+    stripped = text.lstrip()
+    if not stripped:
+        return [], [InputError(label, "empty input: expected JSONL sessions or a JSON session")]
+    if _is_single_document(stripped):
+        try:
+            document = json.loads(text)
+        except ValueError as exc:
+            return [], [InputError(label, f"invalid JSON: {exc}")]
+        return _from_document(document, label, default_id=Path(label).stem)
+    return _from_jsonl(text, label)
+
+
+def _is_single_document(text: str) -> bool:
+    if text.startswith("["):
+        return True
+    first_line = text.split("\n", 1)[0]
+    try:
+        json.loads(first_line)
+    except ValueError:
+        return True
+    return False
+
+
+def _from_jsonl(text: str, label: str) -> tuple[list[Session], list[InputError]]:
+    sessions: list[Session] = []
+    errors: list[InputError] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        source = f"{label}:{number}"
+        try:
+            document = json.loads(line)
+        except ValueError as exc:
+            errors.append(InputError(source, f"invalid JSON ({exc}); line skipped"))
+            continue
+        found, problems = _from_document(document, source, default_id=f"line-{number}")
+        sessions.extend(found)
+        errors.extend(problems)
+    return sessions, errors
+
+
+def _from_document(
+    document: Any, source: str, *, default_id: str
+) -> tuple[list[Session], list[InputError]]:
+    if isinstance(document, list):
+        if all(isinstance(m, Mapping) and "role" in m for m in document):
+            return [Session(id=default_id, messages=document, source=source)], []
+        return [], [InputError(source, "expected a list of chat messages with 'role' keys")]
+    if not isinstance(document, Mapping):
+        return [], [InputError(source, f"expected a session object, got {type(document).__name__}")]
+    messages = document.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, Mapping) for m in messages):
+        return [], [InputError(source, "session has no 'messages' list of objects")]
+    harness = document.get("harness")
+    cwd = document.get("cwd")
+    tools = document.get("tools")
+    return [
+        Session(
+            id=str(document.get("id") or default_id),
+            messages=messages,
+            harness=str(harness) if harness else None,
+            cwd=str(cwd) if cwd else None,
+            tools=[t for t in tools if isinstance(t, Mapping)] if isinstance(tools, list) else (),
+            source=source,
+        )
+    ], []
+
+
+def audit_session(
+    session: Session,
+    engine: Engine,
+    *,
+    harness: str | None = None,
+    cwd: str | None = None,
+) -> SessionReport:
+    """Check every tool call of ``session`` in order, carrying session state along."""
+    context = AnalysisContext(cwd=session.cwd or cwd or AnalysisContext().cwd)
+    calls = list(_tool_calls(session.messages))
+    harness_name = harness or session.harness or _detect_harness(engine, session, calls)
+    report = SessionReport(id=session.id, harness=harness_name)
+    state = SessionState()
+    for message in session.messages:
+        if message.get("role") == "tool":
+            state.tool_outputs.append(_text(message.get("content")))
+            continue
+        for call in _calls_of(message):
+            report.tool_calls += 1
+            verdict = engine.check_call(call, harness=harness_name, context=context, session=state)
+            report.findings.extend(verdict.findings)
+    return report
+
+
+def _detect_harness(engine: Engine, session: Session, calls: list[ToolCall]) -> str:
+    offered = [_tool_name(t) for t in session.tools]
+    names = [n for n in offered if n] or [c.name for c in calls]
+    return engine.registry.detect(names).name
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    function = tool.get("function")
+    if isinstance(function, Mapping):
+        return str(function.get("name") or "")
+    return str(tool.get("name") or "")
+
+
+def _tool_calls(messages: Sequence[Mapping[str, Any]]) -> Iterator[ToolCall]:
+    for message in messages:
+        yield from _calls_of(message)
+
+
+def _calls_of(message: Mapping[str, Any]) -> Iterator[ToolCall]:
+    if message.get("role") != "assistant":
+        return
+    raw_calls = message.get("tool_calls")
+    if not isinstance(raw_calls, list):
+        return
+    for index, raw in enumerate(raw_calls):
+        if isinstance(raw, Mapping):
+            call = ToolCall.from_openai(raw)
+            yield call if call.id else ToolCall(f"call-{index}", call.name, call.arguments)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, Mapping)]
+        return "\n".join(str(p) for p in parts)
+    return "" if content is None else json.dumps(content)

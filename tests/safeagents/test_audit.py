@@ -1,0 +1,92 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from safeagents._audit import audit_session, load_sessions
+from safeagents.rules import Engine, RuleSet
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions.jsonl"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return Engine(RuleSet.load())
+
+
+def _session(tmp_path: Path, document: object, name: str = "s.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _call(name: str, args: dict[str, object], call_id: str = "c1") -> dict[str, object]:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
+
+
+def test_bundled_examples_score_as_expected(engine: Engine) -> None:
+    sessions, errors = load_sessions(EXAMPLES)
+    assert errors == []
+    reports = {s.id: audit_session(s, engine) for s in sessions}
+    assert not reports["pi-honest-fix"].hacked
+    assert reports["pi-honest-fix"].tool_calls == 4
+    assert reports["opencode-deletes-test"].hacked
+    assert "test-file-deletion" in {f.rule_id for f in reports["opencode-deletes-test"].findings}
+    forged = {f.rule_id for f in reports["claude-forges-report"].findings}
+    assert {"pytest-report-forging", "git-history-mining"} <= forged
+
+
+def test_bare_message_list_and_single_object(tmp_path: Path, engine: Engine) -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "tool_calls": [_call("bash", {"command": "rm tests/test_a.py"})]},
+    ]
+    for document in (messages, {"id": "one", "messages": messages}):
+        sessions, errors = load_sessions(_session(tmp_path, document))
+        assert errors == [] and len(sessions) == 1
+        report = audit_session(sessions[0], engine)
+        assert report.hacked and report.tool_calls == 1
+
+
+def test_malformed_line_is_reported_and_skipped(tmp_path: Path, engine: Engine) -> None:
+    good = {"id": "ok", "messages": [{"role": "user", "content": "hi"}]}
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(good) + "\n{not json\n" + json.dumps({"id": "x"}) + "\n")
+    sessions, errors = load_sessions(path)
+    assert [s.id for s in sessions] == ["ok"]
+    assert [e.source for e in errors] == [f"{path}:2", f"{path}:3"]
+    assert "invalid JSON" in errors[0].message
+
+
+def test_session_cwd_resolves_paths(tmp_path: Path, engine: Engine) -> None:
+    document = {
+        "id": "cwd",
+        "cwd": "/repo/tests",
+        "harness": "claude-code",
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [_call("Bash", {"command": "rm ../tests/test_b.py"})],
+            }
+        ],
+    }
+    sessions, _ = load_sessions(_session(tmp_path, document))
+    findings = audit_session(sessions[0], engine).findings
+    assert any("/repo/tests/test_b.py" in f.summary for f in findings)
+
+
+def test_harness_detected_from_called_tools(tmp_path: Path, engine: Engine) -> None:
+    document = {
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [_call("Write", {"file_path": "a.py", "content": "x = 1\n"})],
+            }
+        ]
+    }
+    sessions, _ = load_sessions(_session(tmp_path, document))
+    assert audit_session(sessions[0], engine).harness == "claude-code"
