@@ -1,0 +1,183 @@
+"""The contract every wire dialect fulfils, and the request summary the proxy works with."""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .._actions import ToolCall
+from ._common import JSONObject, StreamError
+from ._sse import SSEEvent, SSEParser
+from ._tokens import TokenCapture
+
+__all__ = ["Dialect", "RequestInfo", "StreamAssembler"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    """What the proxy needs to know about one request body."""
+
+    model: str
+    stream: bool
+    tool_names: tuple[str, ...]
+    message_count: int
+    tool_result_count: int
+    first_user_text: str
+    prefix_keys: tuple[str, ...] = field(repr=False)
+    wants_logprobs: bool = False
+    wants_token_ids: bool = False
+    stream_usage: bool = True
+
+    @property
+    def has_tools(self) -> bool:
+        return bool(self.tool_names)
+
+    def conversation_key(self, n: int) -> str:
+        """Stable hash of the first ``n`` conversation items (0 <= n <= message_count)."""
+        if not 0 <= n <= self.message_count:
+            raise ValueError(f"conversation has {self.message_count} items, asked for {n}")
+        return self.prefix_keys[n]
+
+
+class StreamAssembler(ABC):
+    """Reads an upstream SSE stream: forwards text at once, holds tool calls, rebuilds the response.
+
+    ``feed`` returns the bytes to send to the client now and raises :class:`StreamError` on a
+    malformed event; ``finish`` returns the assembled non-stream response; ``tail`` renders
+    the rest of the client's stream for a (possibly filtered, or re-asked) response.
+    """
+
+    def __init__(self, request: RequestInfo | None = None) -> None:
+        self.request = request
+        self._parser = SSEParser()
+        self._error: StreamError | None = None
+
+    @property
+    def keep_logprobs(self) -> bool:
+        return self.request is None or self.request.wants_logprobs
+
+    @property
+    def keep_token_ids(self) -> bool:
+        return self.request is None or self.request.wants_token_ids
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Consume upstream bytes; return what may be forwarded to the client now."""
+        return self._consume(lambda: self._parser.feed(chunk))
+
+    def finish(self) -> JSONObject:
+        """The complete response in non-stream shape; :class:`StreamError` if it is incomplete."""
+        self._consume(self._parser.close)
+        return self._result()
+
+    def _consume(self, events: Callable[[], list[SSEEvent]]) -> bytes:
+        if self._error is not None:
+            raise self._error
+        forwarded = bytearray()
+        try:
+            for event in events():
+                forwarded += self._on_event(event)
+        except StreamError as error:
+            self._error = error
+            raise
+        return bytes(forwarded)
+
+    @abstractmethod
+    def _on_event(self, event: SSEEvent) -> bytes:
+        """Absorb one upstream event; return the bytes to forward now."""
+
+    @abstractmethod
+    def _result(self) -> JSONObject:
+        """The assembled response, or :class:`StreamError` if the stream is incomplete."""
+
+    @abstractmethod
+    def client_view(self, response: Mapping[str, Any]) -> JSONObject:
+        """The response the client ends up with after the forwarded head plus ``tail(response)``.
+
+        Equal to ``response`` when it extends what was forwarded (the normal case); for a
+        different answer (a re-ask) the forwarded text stays and ``response`` follows it.
+        """
+
+    @abstractmethod
+    def tail(self, response: Mapping[str, Any]) -> bytes:
+        """The events that complete the client's stream so that it assembles to
+        ``client_view(response)``: held calls still present, finish, usage, terminator."""
+
+    @abstractmethod
+    def fail(self, status: int, message: str, *, kind: str) -> bytes:
+        """The events that end the client's stream with an error in the API's own shape."""
+
+
+class Dialect(ABC):
+    """One wire protocol: request summaries, tool calls, re-asks, rendering and streaming."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def parse_request(self, body: Mapping[str, Any]) -> RequestInfo: ...
+
+    @abstractmethod
+    def tool_calls(self, response: Mapping[str, Any]) -> list[ToolCall]: ...
+
+    @abstractmethod
+    def without_calls(
+        self, response: Mapping[str, Any], blocked_ids: Collection[str]
+    ) -> JSONObject:
+        """A deep copy without the blocked calls; finish/stop reason consistent with the rest."""
+
+    @abstractmethod
+    def hidden_items(
+        self, response: Mapping[str, Any], rejections: Mapping[str, str]
+    ) -> list[JSONObject]:
+        """The assistant turn with all its calls plus one result per call (the hidden pair)."""
+
+    @abstractmethod
+    def splice(self, body: Mapping[str, Any], at: int, items: list[JSONObject]) -> JSONObject:
+        """A copy of ``body`` with ``items`` inserted at conversation position ``at``.
+
+        Untouched conversation items are shared with ``body``; treat both as immutable.
+        """
+
+    def with_rejections(
+        self,
+        body: Mapping[str, Any],
+        response: Mapping[str, Any],
+        rejections: Mapping[str, str],
+    ) -> JSONObject:
+        """The request body that asks again after ``response`` had calls rejected."""
+        end = self.parse_request(body).message_count
+        return self.splice(body, end, self.hidden_items(response, rejections))
+
+    @abstractmethod
+    def text_response(self, request: RequestInfo, text: str) -> JSONObject:
+        """A complete non-stream response that says ``text`` and ends the turn."""
+
+    @abstractmethod
+    def error_body(self, status: int, message: str, *, kind: str) -> JSONObject: ...
+
+    @abstractmethod
+    def assembler(self, request: RequestInfo | None = None) -> StreamAssembler:
+        """A parser for one upstream stream; with ``request``, the stream is shaped for that
+        client (token fields and usage chunks it did not ask for are left out)."""
+
+    def stream_events(
+        self, response: Mapping[str, Any], request: RequestInfo | None = None
+    ) -> bytes:
+        """``response`` rendered as the complete SSE byte stream the API would send."""
+        return self.assembler(request).tail(response)
+
+    def request_token_fields(self, body: Mapping[str, Any]) -> JSONObject:
+        """``body`` asking the engine for token ids and logprobs (unchanged if it has none)."""
+        return dict(body)
+
+    def extract_tokens(self, response: Mapping[str, Any]) -> TokenCapture | None:
+        """The engine's token ids and logprobs in ``response``, if it returned them."""
+        return None
+
+    def strip_token_fields(
+        self, response: Mapping[str, Any], request: RequestInfo | None = None
+    ) -> JSONObject:
+        """A deep copy without token fields the client (``request``) did not ask for."""
+        return copy.deepcopy(dict(response))

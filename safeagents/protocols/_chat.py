@@ -1,0 +1,177 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``): pi, opencode, hermes, mini-swe-agent."""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from .._actions import ToolCall
+from ._base import Dialect, RequestInfo
+from ._chat_stream import ChatAssembler
+from ._common import (
+    SIBLING_NOTE,
+    JSONObject,
+    as_dict,
+    as_list,
+    check_rejections,
+    new_id,
+    prefix_keys,
+    prune,
+    text_of,
+)
+from ._errors import openai_error
+from ._tokens import TokenCapture, chat_extract_tokens, chat_request_tokens, chat_strip_tokens
+
+__all__ = ["ChatCompletions"]
+
+_TEXT_PART_TYPES = frozenset({"text", "input_text"})
+
+
+class ChatCompletions(Dialect):
+    """``messages`` in, ``choices[].message.tool_calls`` out, ``role: tool`` results."""
+
+    name = "chat"
+
+    def parse_request(self, body: Mapping[str, Any]) -> RequestInfo:
+        messages = as_list(body.get("messages"))
+        tool_names = tuple(
+            str(as_dict(tool.get("function")).get("name") or tool.get("name") or "")
+            for tool in as_list(body.get("tools"))
+            if isinstance(tool, dict)
+        )
+        users = (as_dict(message) for message in messages)
+        first_user = next((message for message in users if message.get("role") == "user"), {})
+        return RequestInfo(
+            model=str(body.get("model") or ""),
+            stream=bool(body.get("stream")),
+            tool_names=tool_names,
+            message_count=len(messages),
+            tool_result_count=sum(
+                1 for message in messages if as_dict(message).get("role") in ("tool", "function")
+            ),
+            first_user_text=text_of(first_user.get("content")),
+            prefix_keys=prefix_keys(_canonical_message(message) for message in messages),
+            wants_logprobs=bool(body.get("logprobs")),
+            wants_token_ids=bool(body.get("return_token_ids")),
+            stream_usage=bool(as_dict(body.get("stream_options")).get("include_usage")),
+        )
+
+    def tool_calls(self, response: Mapping[str, Any]) -> list[ToolCall]:
+        return [
+            ToolCall.from_openai(call)
+            for call in as_list(_first_message(response).get("tool_calls"))
+            if isinstance(call, dict)
+        ]
+
+    def without_calls(
+        self, response: Mapping[str, Any], blocked_ids: Collection[str]
+    ) -> JSONObject:
+        filtered = copy.deepcopy(dict(response))
+        blocked = set(blocked_ids)
+        for choice in as_list(filtered.get("choices")):
+            message = as_dict(as_dict(choice).get("message"))
+            if not message:
+                continue
+            calls = as_list(message.get("tool_calls"))
+            remaining = [call for call in calls if as_dict(call).get("id") not in blocked]
+            if remaining:
+                message["tool_calls"] = remaining
+                if choice.get("finish_reason") != "length":
+                    choice["finish_reason"] = "tool_calls"
+                continue
+            message.pop("tool_calls", None)
+            if message.get("content") is None:
+                message["content"] = ""
+            if choice.get("finish_reason") in ("tool_calls", "function_call"):
+                choice["finish_reason"] = "stop"
+        return filtered
+
+    def hidden_items(
+        self, response: Mapping[str, Any], rejections: Mapping[str, str]
+    ) -> list[JSONObject]:
+        message = _first_message(response)
+        calls = [copy.deepcopy(call) for call in as_list(message.get("tool_calls"))]
+        call_ids = [str(as_dict(call).get("id") or "") for call in calls]
+        check_rejections(call_ids, rejections)
+        assistant: JSONObject = {
+            "role": "assistant",
+            "content": message.get("content"),
+            "tool_calls": calls,
+        }
+        results: list[JSONObject] = [
+            {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "content": rejections.get(call_id, SIBLING_NOTE),
+            }
+            for call_id in call_ids
+        ]
+        return [assistant, *results]
+
+    def splice(self, body: Mapping[str, Any], at: int, items: list[JSONObject]) -> JSONObject:
+        messages = list(as_list(body.get("messages")))
+        if not 0 <= at <= len(messages):
+            raise ValueError(f"splice position {at} outside 0..{len(messages)}")
+        messages[at:at] = copy.deepcopy(items)
+        return {**body, "messages": messages}
+
+    def text_response(self, request: RequestInfo, text: str) -> JSONObject:
+        return {
+            "id": new_id("chatcmpl-"),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        }
+
+    def error_body(self, status: int, message: str, *, kind: str) -> JSONObject:
+        return openai_error(status, message, kind=kind)
+
+    def assembler(self, request: RequestInfo | None = None) -> ChatAssembler:
+        return ChatAssembler(request)
+
+    def request_token_fields(self, body: Mapping[str, Any]) -> JSONObject:
+        return chat_request_tokens(body)
+
+    def extract_tokens(self, response: Mapping[str, Any]) -> TokenCapture | None:
+        return chat_extract_tokens(response)
+
+    def strip_token_fields(
+        self, response: Mapping[str, Any], request: RequestInfo | None = None
+    ) -> JSONObject:
+        return chat_strip_tokens(
+            response,
+            keep_logprobs=request is not None and request.wants_logprobs,
+            keep_token_ids=request is not None and request.wants_token_ids,
+        )
+
+
+def _first_message(response: Mapping[str, Any]) -> JSONObject:
+    choices = as_list(response.get("choices"))
+    return as_dict(as_dict(choices[0]).get("message")) if choices else {}
+
+
+def _canonical_message(message: Any) -> Any:
+    """The message as hashed: ``None``/empty content, cache hints and part-vs-string spelling
+    do not change the key."""
+    canonical = prune(message, drop=("cache_control",))
+    if not isinstance(canonical, dict):
+        return canonical
+    content = canonical.get("content")
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and part.get("type") in _TEXT_PART_TYPES for part in content
+    ):
+        canonical["content"] = "".join(str(part.get("text") or "") for part in content)
+    if canonical.get("content") in ("", []):
+        canonical.pop("content")
+    return canonical

@@ -1,0 +1,134 @@
+"""JSON helpers shared by the dialects: loose accessors, ids, hashing, rejection checks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+from ._sse import SSEEvent
+
+__all__ = [
+    "SIBLING_NOTE",
+    "JSONObject",
+    "StreamError",
+    "TextBuffer",
+    "as_dict",
+    "as_list",
+    "check_rejections",
+    "decode_event",
+    "new_id",
+    "prefix_keys",
+    "prune",
+    "split_pieces",
+    "text_of",
+]
+
+JSONObject = dict[str, Any]
+
+SIBLING_NOTE = (
+    "(not executed: another call in this turn was blocked; call it again if still needed)"
+)
+
+_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+class StreamError(ValueError):
+    """An upstream SSE stream that cannot be assembled (bad JSON, error event, cut short)."""
+
+
+class TextBuffer:
+    """A growing string: appends are O(1), ``value`` joins the pieces once."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+
+    def append(self, piece: str) -> None:
+        if piece:
+            self._pieces.append(piece)
+
+    @property
+    def value(self) -> str:
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+
+def as_dict(value: Any) -> JSONObject:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id in the API's style, e.g. ``chatcmpl-…``, ``resp_…``, ``msg_…``."""
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def split_pieces(text: str, parts: int = 3) -> list[str]:
+    """``text`` cut into at most ``parts`` non-empty pieces, like a server's deltas."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // parts))
+    return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+def text_of(content: Any) -> str:
+    """The text of a message content: a string, or the text parts of a part list."""
+    if isinstance(content, str):
+        return content
+    texts = [
+        str(part.get("text") or "")
+        for part in as_list(content)
+        if isinstance(part, dict) and part.get("type") in _TEXT_PART_TYPES
+    ]
+    return "\n".join(text for text in texts if text)
+
+
+def prune(value: Any, drop: Collection[str] = ()) -> Any:
+    """A copy without ``None`` values and without keys in ``drop``, at every depth."""
+    if isinstance(value, dict):
+        return {
+            key: prune(item, drop)
+            for key, item in value.items()
+            if item is not None and key not in drop
+        }
+    if isinstance(value, list):
+        return [prune(item, drop) for item in value]
+    return value
+
+
+def prefix_keys(items: Iterable[Any]) -> tuple[str, ...]:
+    """Chained hashes: entry ``n`` identifies the first ``n`` items (entry 0: none)."""
+    keys = [hashlib.blake2b(b"safeagents-conversation", digest_size=16).hexdigest()]
+    for item in items:
+        encoded = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        digest = hashlib.blake2b(keys[-1].encode() + encoded.encode(), digest_size=16)
+        keys.append(digest.hexdigest())
+    return tuple(keys)
+
+
+def decode_event(event: SSEEvent) -> JSONObject:
+    """The JSON object in an event's data; :class:`StreamError` if it is not one."""
+    try:
+        payload = json.loads(event.data)
+    except ValueError as error:
+        raise StreamError(f"malformed JSON in SSE data ({error}): {event.data[:200]!r}") from None
+    if not isinstance(payload, dict):
+        raise StreamError(f"SSE data is not a JSON object: {event.data[:200]!r}")
+    return payload
+
+
+def check_rejections(call_ids: Collection[str], rejections: Mapping[str, str]) -> None:
+    """Reject a re-ask that names calls the response does not contain."""
+    if not call_ids:
+        raise ValueError("the response has no tool calls to reject")
+    unknown = sorted(set(rejections) - set(call_ids))
+    if unknown:
+        raise ValueError(f"rejections name unknown tool call ids: {', '.join(unknown)}")

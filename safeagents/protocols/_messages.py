@@ -1,0 +1,165 @@
+"""Anthropic Messages (``POST /v1/messages``): claude-code, and pi/hermes/opencode optionally."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from .._actions import ToolCall
+from ._base import Dialect, RequestInfo
+from ._common import (
+    SIBLING_NOTE,
+    JSONObject,
+    as_dict,
+    as_list,
+    check_rejections,
+    new_id,
+    prefix_keys,
+    prune,
+)
+from ._errors import anthropic_error
+from ._messages_stream import MessagesAssembler
+
+__all__ = ["AnthropicMessages"]
+
+
+class AnthropicMessages(Dialect):
+    """``messages`` in, ``tool_use`` content blocks out, ``tool_result`` blocks back."""
+
+    name = "messages"
+
+    def parse_request(self, body: Mapping[str, Any]) -> RequestInfo:
+        messages = as_list(body.get("messages"))
+        blocks = [block for message in messages for block in _blocks(as_dict(message))]
+        first_user = next(
+            (
+                as_dict(message)
+                for message in messages
+                if as_dict(message).get("role") == "user" and _user_text(as_dict(message))
+            ),
+            {},
+        )
+        return RequestInfo(
+            model=str(body.get("model") or ""),
+            stream=bool(body.get("stream")),
+            tool_names=tuple(
+                str(as_dict(tool).get("name") or as_dict(tool).get("type") or "")
+                for tool in as_list(body.get("tools"))
+            ),
+            message_count=len(messages),
+            tool_result_count=sum(1 for block in blocks if block.get("type") == "tool_result"),
+            first_user_text=_user_text(first_user),
+            prefix_keys=prefix_keys(_canonical_message(message) for message in messages),
+        )
+
+    def tool_calls(self, response: Mapping[str, Any]) -> list[ToolCall]:
+        calls: list[ToolCall] = []
+        for block in _blocks(response):
+            if block.get("type") != "tool_use":
+                continue
+            arguments = block.get("input")
+            if not isinstance(arguments, Mapping):
+                arguments = {"value": arguments}
+            calls.append(
+                ToolCall(str(block.get("id") or ""), str(block.get("name") or ""), arguments)
+            )
+        return calls
+
+    def without_calls(
+        self, response: Mapping[str, Any], blocked_ids: Collection[str]
+    ) -> JSONObject:
+        filtered = copy.deepcopy(dict(response))
+        blocked = set(blocked_ids)
+        content = [
+            block
+            for block in as_list(filtered.get("content"))
+            if not (
+                as_dict(block).get("type") == "tool_use" and as_dict(block).get("id") in blocked
+            )
+        ]
+        filtered["content"] = content
+        if any(as_dict(block).get("type") == "tool_use" for block in content):
+            if filtered.get("stop_reason") != "max_tokens":
+                filtered["stop_reason"] = "tool_use"
+        elif filtered.get("stop_reason") == "tool_use":
+            filtered["stop_reason"] = "end_turn"
+        return filtered
+
+    def hidden_items(
+        self, response: Mapping[str, Any], rejections: Mapping[str, str]
+    ) -> list[JSONObject]:
+        blocks = _blocks(response)
+        call_ids = [
+            str(block.get("id") or "") for block in blocks if block.get("type") == "tool_use"
+        ]
+        check_rejections(call_ids, rejections)
+        # the API refuses empty text blocks in a request
+        replayed = [
+            copy.deepcopy(block)
+            for block in blocks
+            if not (block.get("type") == "text" and not block.get("text"))
+        ]
+        results: list[JSONObject] = []
+        for call_id in call_ids:
+            result: JSONObject = {"type": "tool_result", "tool_use_id": call_id}
+            if call_id in rejections:
+                result.update(content=rejections[call_id], is_error=True)
+            else:
+                result["content"] = SIBLING_NOTE
+            results.append(result)
+        return [{"role": "assistant", "content": replayed}, {"role": "user", "content": results}]
+
+    def splice(self, body: Mapping[str, Any], at: int, items: list[JSONObject]) -> JSONObject:
+        messages = list(as_list(body.get("messages")))
+        if not 0 <= at <= len(messages):
+            raise ValueError(f"splice position {at} outside 0..{len(messages)}")
+        messages[at:at] = copy.deepcopy(items)
+        return {**body, "messages": messages}
+
+    def text_response(self, request: RequestInfo, text: str) -> JSONObject:
+        return {
+            "id": new_id("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": request.model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 0,
+            },
+        }
+
+    def error_body(self, status: int, message: str, *, kind: str) -> JSONObject:
+        return anthropic_error(status, message, kind=kind)
+
+    def assembler(self, request: RequestInfo | None = None) -> MessagesAssembler:
+        return MessagesAssembler(request)
+
+
+def _blocks(message: Mapping[str, Any]) -> list[JSONObject]:
+    """Content blocks of a message; string content is one text block."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in as_list(content) if isinstance(block, dict)]
+
+
+def _user_text(message: Mapping[str, Any]) -> str:
+    texts = [
+        str(block.get("text") or "") for block in _blocks(message) if block.get("type") == "text"
+    ]
+    return "\n".join(text for text in texts if text)
+
+
+def _canonical_message(message: Any) -> Any:
+    """The message as hashed: cache hints (they move every turn) and string-vs-block spelling
+    do not change the key."""
+    canonical = prune(message, drop=("cache_control",))
+    if isinstance(canonical, dict) and isinstance(canonical.get("content"), str):
+        canonical["content"] = [{"type": "text", "text": canonical["content"]}]
+    return canonical

@@ -1,0 +1,120 @@
+"""Server-sent events: an incremental parser that survives any chunking, and an encoder."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SSEEvent", "SSEParser", "encode_event", "encode_json", "parse_events"]
+
+_BOM = b"\xef\xbb\xbf"
+_LINE_END = re.compile(rb"\r\n?|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched event; ``raw`` holds its bytes as received, blank line included."""
+
+    data: str
+    event: str | None = None
+    raw: bytes = b""
+
+
+class SSEParser:
+    """Incremental SSE parser (WHATWG rules: CR/LF/CRLF line ends, comments, multi-line data)."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._first_line = True
+        self._raw = bytearray()
+        self._data: list[str] = []
+        self._event: str | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Consume ``chunk`` and return the events it completed."""
+        self._buffer += chunk
+        return self._drain(final=False)
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: a last line without terminator still counts, and so does its event."""
+        events = self._drain(final=True)
+        if self._buffer:
+            self._take_line(bytes(self._buffer), bytes(self._buffer), events)
+            self._buffer.clear()
+        if self._data:
+            events.append(self._dispatch())
+        return events
+
+    def _drain(self, *, final: bool) -> list[SSEEvent]:
+        events: list[SSEEvent] = []
+        buffer = self._buffer
+        position = 0
+        while (match := _LINE_END.search(buffer, max(position, self._scanned))) is not None:
+            if match.end() == len(buffer) and match.group() == b"\r" and not final:
+                break  # a CR at the end may be the first half of a CRLF
+            self._take_line(
+                bytes(buffer[position : match.start()]),
+                bytes(buffer[position : match.end()]),
+                events,
+            )
+            position = match.end()
+            self._scanned = 0
+        del buffer[:position]
+        self._scanned = max(0, len(buffer) - 1)
+        return events
+
+    def _take_line(self, line: bytes, raw: bytes, events: list[SSEEvent]) -> None:
+        self._raw += raw
+        if self._first_line:
+            self._first_line = False
+            line = line.removeprefix(_BOM)
+        if not line:
+            if self._data:
+                events.append(self._dispatch())
+            else:
+                self._reset()
+            return
+        if line.startswith(b":"):
+            return
+        name, colon, value = line.decode("utf-8", errors="replace").partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+
+    def _dispatch(self) -> SSEEvent:
+        event = SSEEvent(data="\n".join(self._data), event=self._event, raw=bytes(self._raw))
+        self._reset()
+        return event
+
+    def _reset(self) -> None:
+        self._raw = bytearray()
+        self._data = []
+        self._event = None
+
+
+def parse_events(stream: bytes) -> list[SSEEvent]:
+    """All events of a complete SSE byte stream."""
+    parser = SSEParser()
+    return parser.feed(stream) + parser.close()
+
+
+def encode_event(data: str, event: str | None = None) -> bytes:
+    """One SSE event: optional ``event:`` line, one ``data:`` line per line of ``data``."""
+    lines = [f"event: {event}"] if event is not None else []
+    lines.extend(f"data: {line}" for line in data.split("\n"))
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+def encode_json(payload: Any, event: str | None = None) -> bytes:
+    """One SSE event carrying ``payload`` as compact JSON."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return encode_event(text, event)
+    except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
+        return encode_event(json.dumps(payload, separators=(",", ":")), event)
