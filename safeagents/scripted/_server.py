@@ -32,7 +32,7 @@ class ScriptedServer:
     ) -> None:
         self.model = ScriptedModel(script, model_names=model_names, event_delay=event_delay)
         self.host = host
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.port: int = self._socket.getsockname()[1]

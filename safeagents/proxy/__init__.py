@@ -1,0 +1,28 @@
+"""``safeagents serve``: the intercepting proxy between an unmodified harness and its model.
+
+Every tool call of every answer is checked by the rule engine before the harness sees it;
+blocked calls are withheld and the model is re-asked (or the call rewritten, or the run
+stopped), and every exchange is recorded in the :mod:`safeagents.store`.
+"""
+
+from __future__ import annotations
+
+from safeagents.proxy._app import build_engine, create_app
+from safeagents.proxy._config import DEFAULT_BODY_LIMIT, Mode, ProxyConfig, Strategy, is_loopback
+from safeagents.proxy._identity import SESSION_HEADERS
+from safeagents.proxy._metrics import Metrics
+from safeagents.proxy._serve import ProxyServer, serve
+
+__all__ = [
+    "DEFAULT_BODY_LIMIT",
+    "SESSION_HEADERS",
+    "Metrics",
+    "Mode",
+    "ProxyConfig",
+    "ProxyServer",
+    "Strategy",
+    "build_engine",
+    "create_app",
+    "is_loopback",
+    "serve",
+]

@@ -1,0 +1,95 @@
+"""The proxy as a Starlette app: model endpoints, admin API, metrics, and pass-through."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from safeagents.protocols import dialect_for_path
+from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_metrics
+from safeagents.proxy._config import ProxyConfig
+from safeagents.proxy._model import handle_model
+from safeagents.proxy._passthrough import handle_passthrough
+from safeagents.proxy._services import Services
+from safeagents.proxy._streaming import BodyStream
+from safeagents.proxy._upstream import Upstream
+from safeagents.rules import Engine, RuleSet
+from safeagents.store import SQLiteStore, Store
+
+__all__ = ["build_engine", "create_app"]
+
+logger = logging.getLogger("safeagents.proxy")
+_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def build_engine(config: ProxyConfig) -> Engine:
+    """Load and validate the configured rules (bundled packs when none are given)."""
+    return Engine(RuleSet.load(list(config.rules) or None, vars=dict(config.vars)))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    body = {"error": {"message": f"safeagents internal error: {exc!r}", "type": "server_error"}}
+    return JSONResponse(body, status_code=500)
+
+
+def create_app(
+    config: ProxyConfig,
+    *,
+    engine: Engine | None = None,
+    store: Store | None = None,
+    upstream: Upstream | None = None,
+) -> Starlette:
+    """The proxy app; the store, upstream client and engine live for the app's lifespan."""
+    if config.needs_admin_token and not config.admin_token:
+        raise ValueError(f"refusing to serve on {config.host} (beyond loopback) without a token")
+    engine = engine or build_engine(config)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        services = Services.build(config, engine, store or SQLiteStore(config.store), upstream)
+        app.state.services = services
+        try:
+            yield
+        finally:
+            await services.aclose()
+
+    async def dispatch(request: Request) -> Response:
+        services: Services = request.app.state.services
+        path = request.url.path
+        if path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"):
+            return await handle_admin(services, request, path[len(ADMIN_PREFIX) :])
+        if path == "/safeagents" or path.startswith("/safeagents/"):
+            return error(404, f"no endpoint {path}; the admin API lives under {ADMIN_PREFIX}/")
+        if path == "/metrics":
+            return await handle_metrics(services, request)
+        dialect = dialect_for_path(path)
+        if dialect is None or request.method != "POST":
+            return await handle_passthrough(services, request)
+        services.metrics.inc("safeagents_in_flight_requests")
+
+        async def done() -> None:
+            services.metrics.inc("safeagents_in_flight_requests", -1)
+
+        try:
+            response = await handle_model(services, request, dialect)
+        except BaseException:
+            await done()
+            raise
+        if isinstance(response, BodyStream):
+            response.also_on_close(done)  # a stream is in flight until it ends
+        else:
+            await done()
+        return response
+
+    return Starlette(
+        routes=[Route("/{path:path}", dispatch, methods=_METHODS)],
+        lifespan=lifespan,
+        exception_handlers={Exception: _internal_error},
+    )

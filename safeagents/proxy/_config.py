@@ -1,0 +1,76 @@
+"""How one proxy is configured (the ``safeagents serve`` flags), serialisable for workers."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = ["DEFAULT_BODY_LIMIT", "Mode", "ProxyConfig", "Strategy", "is_loopback"]
+
+Mode = Literal["enforce", "monitor"]
+Strategy = Literal["reask", "rewrite", "stop"]
+DEFAULT_BODY_LIMIT = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyConfig:
+    """Everything ``safeagents serve`` was told; ``rules`` empty means the bundled packs."""
+
+    upstream: str
+    rules: tuple[str, ...] = ()
+    vars: Mapping[str, str] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = 8787
+    store: str = "safeagents.db"
+    mode: Mode = "enforce"
+    strategy: Strategy = "reask"
+    max_reasks: int = 3
+    capture_tokens: bool = False
+    admin_token: str | None = None
+    cwd: str = "/workspace"
+    body_limit: int = DEFAULT_BODY_LIMIT
+    timeout: float = 600.0
+    connect_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("enforce", "monitor"):
+            raise ValueError(f"mode must be enforce or monitor, got {self.mode!r}")
+        if self.strategy not in ("reask", "rewrite", "stop"):
+            raise ValueError(f"strategy must be reask, rewrite or stop, got {self.strategy!r}")
+        if self.max_reasks < 0:
+            raise ValueError("max_reasks must be >= 0")
+        if self.body_limit <= 0:
+            raise ValueError("body_limit must be positive")
+        if not self.upstream.startswith(("http://", "https://")):
+            raise ValueError(f"upstream must be an http(s) URL, got {self.upstream!r}")
+
+    @property
+    def needs_admin_token(self) -> bool:
+        """Bound beyond loopback: the admin API must not be open."""
+        return not is_loopback(self.host)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["vars"] = dict(self.vars)
+        data["rules"] = list(self.rules)
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> ProxyConfig:
+        data: dict[str, Any] = json.loads(text)
+        data["rules"] = tuple(data.get("rules") or ())
+        return cls(**data)
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address; ``0.0.0.0``, ``::`` and names are not."""
+    name = host.strip().strip("[]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

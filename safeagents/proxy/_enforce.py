@@ -1,0 +1,184 @@
+"""Enforcement: check every call, then pass, re-ask and splice, rewrite, or stop."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from safeagents._actions import ToolCall
+from safeagents._detector import SessionState
+from safeagents.proxy._config import ProxyConfig
+from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
+from safeagents.proxy._history import HistoryCache
+from safeagents.proxy._shapes import calls_only, rewrite_calls
+from safeagents.proxy._upstream import Upstream, UpstreamError, UpstreamStatus
+from safeagents.rules import CallVerdict, Engine
+from safeagents.store import FindingRecord, HiddenEntry
+
+__all__ = ["Enforcer", "non_stream"]
+
+JSONObject = dict[str, Any]
+
+
+def non_stream(body: Mapping[str, Any]) -> JSONObject:
+    """``body`` as a non-stream request (re-asks are made without streaming)."""
+    request = {key: value for key, value in body.items() if key != "stream_options"}
+    request["stream"] = False
+    return request
+
+
+def rejection_text(verdict: CallVerdict) -> str:
+    messages = [f.message for f in verdict.findings if f.action == "reject"]
+    return "\n".join(dict.fromkeys(messages))
+
+
+class Enforcer:
+    """Turns upstream answers into what the harness may see, re-asking when it must."""
+
+    def __init__(
+        self, config: ProxyConfig, engine: Engine, upstream: Upstream, history: HistoryCache
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.upstream = upstream
+        self.history = history
+
+    def _state(self, ex: Exchange) -> SessionState:
+        # what ran is the harness's own conversation, not the spliced one
+        slot = (ex.session_id, ex.plan.kind)
+        return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
+
+    def check(self, ex: Exchange, response: Mapping[str, Any]) -> list[CallVerdict]:
+        """The engine's verdict on every tool call of ``response``, in order."""
+        calls = ex.dialect.tool_calls(response)
+        if not calls:
+            return []
+        state = self._state(ex)
+        return [
+            self.engine.check_call(call, harness=ex.harness, context=ex.analysis, session=state)
+            for call in calls
+        ]
+
+    async def decide(
+        self, ex: Exchange, first: Attempt, *, text_forwarded: bool = False
+    ) -> Decision:
+        """Check ``first`` (already answered) and re-ask as the strategy says."""
+        assert first.response is not None
+        decision = Decision(delivered=first.response, attempts=[first])
+        attempt, body = first, first.request
+        enforce = self.config.mode == "enforce"
+        while True:
+            response = attempt.response
+            assert response is not None
+            verdicts = self.check(ex, response)
+            blocked = [v for v in verdicts if v.blocked] if enforce else []
+            attempt.findings = [
+                FindingRecord.from_finding(finding, blocked=any(verdict is b for b in blocked))
+                for verdict in verdicts
+                for finding in verdict.findings
+            ]
+            attempt.calls = len(verdicts)
+            decision.tool_calls += len(verdicts)
+            decision.hacked |= any(v.hacked for v in verdicts)
+            decision.blocked += len(blocked)
+            if not blocked:
+                decision.unchanged = attempt is first
+                return _deliver(decision, attempt, response)
+            rejections = {v.call.id: rejection_text(v) for v in blocked}
+            if self.config.strategy == "stop":
+                decision.stopped = True
+                text = "safeagents stopped this run.\n\n" + "\n".join(rejections.values())
+                return _deliver(decision, attempt, ex.dialect.text_response(ex.info, text))
+            if self.config.strategy == "rewrite":
+                response = self._rewrite(ex, response, blocked, rejections, decision)
+                if not rejections:
+                    return _deliver(decision, attempt, response)
+            calls = ex.dialect.tool_calls(response)
+            allowed = [call.id for call in calls if call.id not in rejections]
+            if allowed:
+                withheld = calls_only(ex.dialect, ex.dialect.without_calls(response, allowed))
+                self._hide(ex, decision, ex.dialect.hidden_items(withheld, rejections))
+                delivered = ex.dialect.without_calls(response, rejections)
+                return _deliver(decision, attempt, delivered)
+            shown = response
+            if attempt is first and text_forwarded:
+                shown = calls_only(ex.dialect, response)  # its text already reached the harness
+            pair = ex.dialect.hidden_items(shown, rejections)
+            self._hide(ex, decision, pair)
+            if decision.reasks >= self.config.max_reasks:
+                text = _exhausted_text(decision.reasks + 1, rejections.values())
+                return _deliver(decision, attempt, ex.dialect.text_response(ex.info, text))
+            end = ex.dialect.parse_request(body).message_count
+            body = ex.dialect.splice(body, end, pair)
+            decision.reasks += 1
+            attempt = await self._reask(ex, body, decision)
+
+    def _rewrite(
+        self,
+        ex: Exchange,
+        response: JSONObject,
+        blocked: Sequence[CallVerdict],
+        rejections: dict[str, str],
+        decision: Decision,
+    ) -> JSONObject:
+        """Replace what the harness plugin can rewrite; drop those from ``rejections``."""
+        plugin = self.engine.registry.harness(ex.harness)
+        replacements: dict[str, ToolCall] = {}
+        for verdict in blocked:
+            rewritten = plugin.rewrite(
+                verdict.call, rejections[verdict.call.id], offered=ex.info.tool_names
+            )
+            if rewritten is not None:
+                call_id = verdict.call.id
+                replacements[call_id] = ToolCall(call_id, rewritten.name, rewritten.arguments)
+        if not replacements:
+            return response
+        response, originals = rewrite_calls(ex.dialect, response, replacements)
+        for call_id, original in originals.items():
+            rejections.pop(call_id, None)
+            decision.hidden.append(
+                HiddenEntry(
+                    ex.dialect.name, "restore", ex.plan.at, ex.plan.anchor, (original,), call_id
+                )
+            )
+        return response
+
+    def _hide(self, ex: Exchange, decision: Decision, items: list[JSONObject]) -> None:
+        decision.hidden.append(
+            HiddenEntry(ex.dialect.name, "pair", ex.plan.at, ex.plan.anchor, tuple(items))
+        )
+
+    async def _reask(self, ex: Exchange, body: JSONObject, decision: Decision) -> Attempt:
+        request = non_stream(body)
+        attempt = Attempt(kind="reask", request=request)
+        decision.attempts.append(attempt)
+        try:
+            response, _ = await self.upstream.complete(
+                ex.upstream_url, ex.upstream_headers, request
+            )
+        except UpstreamStatus as refused:
+            snippet = refused.content[:300].decode("utf-8", "replace")
+            error = UpstreamError(
+                502, "upstream_error", f"upstream refused a re-ask ({refused.status}): {snippet}"
+            )
+            attempt.fail("error", error.message)
+            raise ExchangeFailed(error, decision.attempts) from None
+        except UpstreamError as error:
+            attempt.fail("error", error.message)
+            raise ExchangeFailed(error, decision.attempts) from None
+        attempt.finish(response)
+        return attempt
+
+
+def _deliver(decision: Decision, attempt: Attempt, delivered: JSONObject) -> Decision:
+    attempt.delivered = delivered
+    decision.delivered = delivered
+    return decision
+
+
+def _exhausted_text(attempts: int, messages: Any) -> str:
+    reasons = "\n".join(dict.fromkeys(messages))
+    return (
+        f"safeagents blocked every tool call of {attempts} consecutive answer(s); "
+        f"the run ends here.\n\n{reasons}"
+    )

@@ -1,0 +1,69 @@
+"""What earlier calls of a session did, for detectors: rebuilt from the conversation, cached."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._detector import SessionState
+from safeagents._registry import Registry
+from safeagents.protocols import Dialect, RequestInfo
+from safeagents.proxy._shapes import conversation, history_events
+
+__all__ = ["HistoryCache"]
+
+
+@dataclass(slots=True)
+class _Entry:
+    count: int = 0
+    key: str = ""
+    effects: list[Effect] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+
+class HistoryCache:
+    """Per-session :class:`SessionState`, extended incrementally while a conversation grows.
+
+    A request that does not extend the cached conversation (another worker served the last
+    one, a restart, a side conversation, compaction) rebuilds the state from its own items.
+    """
+
+    def __init__(self, registry: Registry, size: int = 256) -> None:
+        self._registry = registry
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
+
+    def state(
+        self,
+        slot: tuple[str, str],
+        dialect: Dialect,
+        body: dict[str, Any],
+        info: RequestInfo,
+        harness: str,
+        context: AnalysisContext,
+    ) -> SessionState:
+        """The state after the conversation of ``body``; a private copy the engine may extend."""
+        entry = self._entries.get(slot)
+        fresh = (
+            entry is None
+            or entry.count > info.message_count
+            or info.conversation_key(entry.count) != entry.key
+        )
+        if entry is None or fresh:
+            entry = _Entry()
+        items = conversation(dialect, body)
+        for item in items[entry.count : info.message_count]:
+            for event in history_events(dialect, item):
+                if isinstance(event, ToolCall):
+                    entry.effects.extend(self._registry.effects(event, harness, context))
+                else:
+                    entry.outputs.append(event)
+        entry.count = info.message_count
+        entry.key = info.conversation_key(info.message_count)
+        self._entries[slot] = entry
+        self._entries.move_to_end(slot)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return SessionState(effects=list(entry.effects), tool_outputs=list(entry.outputs))

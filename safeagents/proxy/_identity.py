@@ -1,0 +1,110 @@
+"""Which session a request belongs to: path prefix, ``sa-`` key, harness headers, or a hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from safeagents.protocols import RequestInfo
+
+__all__ = [
+    "SESSION_HEADERS",
+    "Identity",
+    "bearer_token",
+    "key_session",
+    "resolve_identity",
+    "root_key",
+]
+
+SESSION_HEADERS = ("x-session-affinity", "x-session-id", "x-claude-code-session-id", "session_id")
+_MAX_ID = 200
+
+Source = Literal["path", "key", "header", "hash"]
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    id: str
+    source: Source
+
+
+def bearer_token(headers: Mapping[str, str]) -> str | None:
+    """The API key of a request: ``Authorization: Bearer …`` or ``x-api-key``."""
+    authorization = headers.get("authorization", "").strip()
+    if authorization.lower().startswith("bearer "):
+        token = authorization[7:].strip()
+        if token:
+            return token
+    key = headers.get("x-api-key", "").strip()
+    return key or None
+
+
+def key_session(headers: Mapping[str, str]) -> str | None:
+    """The session named by an ``sa-{id}`` API key, if the request carries one."""
+    token = bearer_token(headers)
+    if token is None or not token.startswith("sa-"):
+        return None
+    return _clean(token[3:])
+
+
+def resolve_identity(
+    path_id: str | None, headers: Mapping[str, str], conversation_root: str
+) -> Identity:
+    """First match wins: ``/s/{id}/…``, an ``sa-{id}`` key, a harness header, the prefix hash."""
+    if path_id and (cleaned := _clean(path_id)):
+        return Identity(cleaned, "path")
+    if keyed := key_session(headers):
+        return Identity(keyed, "key")
+    for name in SESSION_HEADERS:
+        value = headers.get(name)
+        if value and (cleaned := _clean(value)):
+            return Identity(cleaned, "header")
+    return Identity("h-" + conversation_root[:24], "hash")
+
+
+def root_key(dialect: str, body: Mapping[str, Any], info: RequestInfo) -> str:
+    """A hash of the conversation's root: its system prompt and first user message."""
+    root = json.dumps([dialect, system_text(dialect, body), info.first_user_text])
+    return hashlib.blake2b(root.encode(), digest_size=16).hexdigest()
+
+
+def system_text(dialect: str, body: Mapping[str, Any]) -> str:
+    """The system prompt in whatever form the dialect carries it."""
+    if dialect == "messages":
+        return _text(body.get("system"))
+    if dialect == "responses":
+        parts = [_text(body.get("instructions"))]
+        items = body.get("input")
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, Mapping) and item.get("role") in ("system", "developer"):
+                parts.append(_text(item.get("content")))
+        return "\n".join(part for part in parts if part)
+    messages = body.get("messages")
+    parts = []
+    for message in messages if isinstance(messages, list) else ():
+        if not isinstance(message, Mapping):
+            continue
+        if message.get("role") not in ("system", "developer"):
+            break
+        parts.append(_text(message.get("content")))
+    return "\n".join(parts)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(str(part.get("text") or "") for part in value if isinstance(part, Mapping))
+    return ""
+
+
+def _clean(value: str) -> str | None:
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > _MAX_ID or not value.isprintable():
+        return "x-" + hashlib.blake2b(value.encode(), digest_size=12).hexdigest()
+    return value

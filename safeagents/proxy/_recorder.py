@@ -1,0 +1,158 @@
+"""Recording an exchange: turns, findings and hidden history into the store, then the sinks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pluggy
+
+from safeagents.proxy._config import ProxyConfig
+from safeagents.proxy._exchange import Attempt, Decision, Exchange
+from safeagents.proxy._metrics import Metrics
+from safeagents.store import (
+    HiddenEntry,
+    SessionRecord,
+    SessionUpdate,
+    Store,
+    TokenRecord,
+    TurnRecord,
+    TurnStatus,
+)
+
+__all__ = ["Recorder"]
+
+logger = logging.getLogger("safeagents.proxy")
+
+
+class Recorder:
+    """Writes exchanges to the store and hands recorded turns to sink plugins."""
+
+    def __init__(
+        self,
+        config: ProxyConfig,
+        store: Store,
+        metrics: Metrics,
+        plugins: pluggy.PluginManager,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.metrics = metrics
+        self.plugins = plugins
+        self._sink_tasks: set[asyncio.Future[Any]] = set()
+
+    def _turn(self, ex: Exchange, attempt: Attempt, index: int) -> TurnRecord:
+        tokens = None
+        if self.config.capture_tokens and attempt.response is not None:
+            captured = ex.dialect.extract_tokens(attempt.response)
+            if captured is not None:
+                tokens = TokenRecord(
+                    captured.prompt_token_ids, captured.completion_token_ids, captured.logprobs
+                )
+        response = attempt.response or {}
+        usage = response.get("usage")
+        model = response.get("model") or ex.info.model
+        return TurnRecord(
+            session_id=ex.session_id,
+            exchange=ex.id,
+            attempt=index,
+            kind=attempt.kind,
+            status=attempt.status,
+            dialect=ex.dialect.name,
+            harness=ex.harness,
+            model=str(model or ""),
+            stream=ex.stream and attempt.kind != "reask",
+            request=attempt.request,
+            response=attempt.response,
+            delivered=attempt.delivered,
+            findings=tuple(attempt.findings),
+            usage=usage if isinstance(usage, dict) else None,
+            tokens=tokens,
+            error=attempt.error,
+            started=attempt.started,
+            ended=attempt.ended or attempt.started,
+        )
+
+    def _update(
+        self, ex: Exchange, decision: Decision | None, attempts: Sequence[Attempt] = ()
+    ) -> SessionUpdate:
+        """The session change of a completed exchange (``decision``), or of failed
+        ``attempts``: their findings still count, but the main line and history stay."""
+        findings = [finding for attempt in attempts for finding in attempt.findings]
+        return SessionUpdate(
+            session_id=ex.session_id,
+            harness=ex.harness,
+            dialect=ex.dialect.name,
+            cwd=ex.analysis.cwd,
+            model=ex.info.model,
+            root_key=ex.root,
+            tool_calls=decision.tool_calls if decision else sum(a.calls for a in attempts),
+            hacked=decision.hacked if decision else any(f.hacked for f in findings),
+            stopped=decision.stopped if decision else False,
+            main=ex.plan.main if decision else None,
+        )
+
+    async def record(self, ex: Exchange, decision: Decision) -> list[TurnRecord]:
+        """Store a completed exchange (all attempts, the hidden history it created)."""
+        turns = [self._turn(ex, attempt, index) for index, attempt in enumerate(decision.attempts)]
+        stored = await self._write(self._update(ex, decision), turns, decision.hidden)
+        self.metrics.inc("safeagents_tool_calls_total", decision.tool_calls, harness=ex.harness)
+        self.metrics.inc("safeagents_blocked_calls_total", decision.blocked)
+        self.metrics.inc("safeagents_reasks_total", decision.reasks)
+        for turn in stored:
+            for finding in turn.findings:
+                self.metrics.inc(
+                    "safeagents_findings_total", rule_id=finding.rule_id, action=finding.action
+                )
+        self._finished(ex, "ok")
+        return stored
+
+    async def record_failure(
+        self, ex: Exchange, attempts: Sequence[Attempt], status: TurnStatus, error: str
+    ) -> None:
+        """Store attempts that did not lead to an answer; the session's state is unchanged."""
+        for attempt in attempts:
+            if attempt.status == "ok":
+                attempt.fail(status, error)
+        turns = [self._turn(ex, attempt, index) for index, attempt in enumerate(attempts)]
+        await self._write(self._update(ex, None, attempts), turns, ())
+        self._finished(ex, status)
+
+    async def _write(
+        self, update: SessionUpdate, turns: list[TurnRecord], hidden: Sequence[HiddenEntry]
+    ) -> list[TurnRecord]:
+        stored = await self.store.record_exchange(update, turns, hidden)
+        hook = self.plugins.hook.turn_recorded
+        if hook.get_hookimpls():
+            for turn in stored:
+                self._run_sink(lambda turn=turn: hook(turn=turn))
+        return stored
+
+    def session_closed(self, session: SessionRecord) -> None:
+        hook = self.plugins.hook.session_closed
+        if hook.get_hookimpls():
+            self._run_sink(lambda: hook(session=session))
+
+    def _run_sink(self, call: Any) -> None:
+        future = asyncio.get_running_loop().run_in_executor(None, call)
+        self._sink_tasks.add(future)
+        future.add_done_callback(self._sink_done)
+
+    def _sink_done(self, future: asyncio.Future[Any]) -> None:
+        self._sink_tasks.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            logger.error("a sink plugin failed", exc_info=future.exception())
+
+    async def drain(self) -> None:
+        """Wait for sink calls still running (at shutdown)."""
+        if self._sink_tasks:
+            await asyncio.gather(*self._sink_tasks, return_exceptions=True)
+
+    def _finished(self, ex: Exchange, status: str) -> None:
+        self.metrics.inc(
+            "safeagents_requests_total", status=status, dialect=ex.dialect.name, kind=ex.plan.kind
+        )
+        self.metrics.observe(max(0.0, time.time() - ex.started), dialect=ex.dialect.name)

@@ -1,0 +1,128 @@
+"""Running the proxy: ``serve`` (uvicorn, one or more workers) and an in-thread server."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from types import TracebackType
+
+import uvicorn
+from starlette.applications import Starlette
+
+from safeagents.proxy._app import create_app
+from safeagents.proxy._config import ProxyConfig
+from safeagents.rules import Engine
+from safeagents.store import Store
+
+__all__ = ["CONFIG_ENV", "ProxyServer", "app_from_env", "serve"]
+
+CONFIG_ENV = "SAFEAGENTS_PROXY_CONFIG"
+
+
+def app_from_env() -> Starlette:
+    """The app of a worker process (``--workers N``): its config comes from the parent."""
+    return create_app(ProxyConfig.from_json(os.environ[CONFIG_ENV]))
+
+
+def serve(config: ProxyConfig, *, workers: int = 1, log_level: str = "warning") -> None:
+    """Serve until interrupted; rules were validated by the caller."""
+    target: str | Starlette
+    if workers > 1:
+        os.environ[CONFIG_ENV] = config.to_json()
+        target = "safeagents.proxy._serve:app_from_env"
+    else:
+        target = create_app(config)
+    uvicorn.run(
+        target,
+        factory=workers > 1,
+        workers=workers if workers > 1 else None,
+        host=config.host,
+        port=config.port,
+        log_level=log_level,
+        lifespan="on",
+        ws="none",
+        access_log=log_level in ("info", "debug", "trace"),
+        timeout_graceful_shutdown=5,
+    )
+
+
+class ProxyServer:
+    """The proxy on a loopback port in a background thread (tests, ``safeagents demo``).
+
+    ``port`` defaults to ``config.port`` (0 picks a free one); :attr:`url` is the root and
+    :attr:`base_url` adds ``/v1``.
+    """
+
+    def __init__(
+        self,
+        config: ProxyConfig,
+        *,
+        engine: Engine | None = None,
+        store: Store | None = None,
+        port: int | None = None,
+    ) -> None:
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((config.host, config.port if port is None else port))
+        self.host = config.host
+        self.port: int = self._socket.getsockname()[1]
+        self.app = create_app(config, engine=engine, store=store)
+        uvicorn_config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            ws="none",
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(uvicorn_config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def session_url(self, session_id: str) -> str:
+        """A base URL that puts every request in session ``session_id``."""
+        return f"{self.url}/s/{session_id}/v1"
+
+    def start(self, timeout: float = 10.0) -> ProxyServer:
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            name=f"safeagents-proxy-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"safeagents proxy did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout)
+            self._thread = None
+        self._socket.close()
+
+    def __enter__(self) -> ProxyServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,55 @@
+"""The long-lived parts of a running proxy, built once per process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from safeagents.proxy._config import ProxyConfig
+from safeagents.proxy._enforce import Enforcer
+from safeagents.proxy._history import HistoryCache
+from safeagents.proxy._metrics import Metrics
+from safeagents.proxy._recorder import Recorder
+from safeagents.proxy._upstream import Upstream
+from safeagents.rules import Engine
+from safeagents.store import Store
+
+__all__ = ["Services"]
+
+
+@dataclass(slots=True)
+class Services:
+    config: ProxyConfig
+    engine: Engine
+    store: Store
+    upstream: Upstream
+    metrics: Metrics
+    history: HistoryCache
+    enforcer: Enforcer
+    recorder: Recorder
+
+    @classmethod
+    def build(
+        cls,
+        config: ProxyConfig,
+        engine: Engine,
+        store: Store,
+        upstream: Upstream | None = None,
+    ) -> Services:
+        upstream = upstream or Upstream(config)
+        metrics = Metrics()
+        history = HistoryCache(engine.registry)
+        return cls(
+            config=config,
+            engine=engine,
+            store=store,
+            upstream=upstream,
+            metrics=metrics,
+            history=history,
+            enforcer=Enforcer(config, engine, upstream, history),
+            recorder=Recorder(config, store, metrics, engine.registry.plugin_manager),
+        )
+
+    async def aclose(self) -> None:
+        await self.recorder.drain()
+        await self.upstream.aclose()
+        await self.store.close()

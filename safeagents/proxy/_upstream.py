@@ -1,0 +1,174 @@
+"""The upstream model server: URL mapping, header hygiene, and errors mapped to 502/504."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, Mapping
+from typing import Any
+
+import httpx
+
+from safeagents.proxy._config import ProxyConfig
+
+__all__ = ["HOP_BY_HOP", "Upstream", "UpstreamError", "UpstreamStatus", "clean_response_headers"]
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_NOT_FORWARDED = HOP_BY_HOP | {"host"}
+_OWN_PREFIX = "x-safeagents-"
+_SNIPPET = 300
+
+
+class UpstreamError(Exception):
+    """The upstream could not give a usable answer; the harness gets ``status`` (502/504)."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+
+
+class UpstreamStatus(Exception):
+    """The upstream refused the request (4xx); the harness gets its answer unchanged."""
+
+    def __init__(self, status: int, content: bytes, headers: Mapping[str, str]) -> None:
+        super().__init__(f"upstream answered {status}")
+        self.status = status
+        self.content = content
+        self.headers = dict(headers)
+
+
+def clean_response_headers(headers: httpx.Headers, *, decoded: bool) -> dict[str, str]:
+    """Upstream response headers safe to send on: no hop-by-hop, no stale length/encoding."""
+    drop = HOP_BY_HOP | {"content-length"} | ({"content-encoding"} if decoded else set())
+    return {key: value for key, value in headers.items() if key.lower() not in drop}
+
+
+class Upstream:
+    """One pooled HTTP client for the model server at ``config.upstream``."""
+
+    def __init__(self, config: ProxyConfig, client: httpx.AsyncClient | None = None) -> None:
+        root = config.upstream.rstrip("/")
+        self.root = root.removesuffix("/v1")
+        self.client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout),
+            limits=httpx.Limits(max_connections=1024, max_keepalive_connections=256),
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    def url(self, path: str, query: str = "", *, model: bool = False) -> str:
+        """The upstream URL for an incoming ``path`` (session prefix already removed)."""
+        if model and not path.startswith("/v1/"):
+            path = "/v1" + path
+        return self.root + path + (f"?{query}" if query else "")
+
+    @staticmethod
+    def headers(incoming: Mapping[str, str], *, model: bool) -> dict[str, str]:
+        """Request headers to send on: hop-by-hop, our own and ``sa-`` session keys removed.
+
+        Model requests are re-encoded by the proxy (and their answers parsed), so their
+        length and encodings are dropped and the upstream is asked for an identity body."""
+        out: dict[str, str] = {}
+        for key, value in incoming.items():
+            lower = key.lower()
+            if lower in _NOT_FORWARDED or lower.startswith(_OWN_PREFIX):
+                continue
+            if model and lower in ("content-length", "content-encoding"):
+                continue  # the proxy re-encodes model request bodies
+            if lower in ("authorization", "x-api-key") and _is_session_key(value):
+                continue
+            if model and lower == "accept-encoding":
+                continue
+            out[key] = value
+        if model:
+            out["accept-encoding"] = "identity"
+        return out
+
+    async def open(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        content: bytes | AsyncIterable[bytes] | None,
+    ) -> httpx.Response:
+        """Send a request and return the response with its body still streaming."""
+        request = self.client.build_request(method, url, headers=headers, content=content)
+        try:
+            return await self.client.send(request, stream=True)
+        except httpx.TimeoutException as error:
+            raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
+        except httpx.HTTPError as error:
+            raise UpstreamError(
+                502, "upstream_unreachable", f"cannot reach the upstream model server: {error!r}"
+            ) from None
+
+    @staticmethod
+    async def read(response: httpx.Response) -> bytes:
+        """The whole (decoded) body; errors mapped like :meth:`open`."""
+        try:
+            return await response.aread()
+        except httpx.TimeoutException as error:
+            raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
+        except httpx.HTTPError as error:
+            raise UpstreamError(
+                502, "upstream_unreachable", f"upstream connection failed: {error!r}"
+            ) from None
+        finally:
+            await response.aclose()
+
+    async def complete(
+        self, url: str, headers: Mapping[str, str], body: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], httpx.Headers]:
+        """POST a non-stream model request and return its JSON object."""
+        payload = json.dumps(body, ensure_ascii=False).encode()
+        headers = {**headers, "content-type": "application/json"}
+        response = await self.open("POST", url, headers, payload)
+        content = await self.read(response)
+        check_status(response.status_code, content, response.headers)
+        return parse_json_object(content), response.headers
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def check_status(status: int, content: bytes, headers: httpx.Headers) -> None:
+    """Raise for an upstream error status: 5xx becomes a 502, 4xx is passed on as is."""
+    if status >= 500:
+        snippet = content[:_SNIPPET].decode("utf-8", "replace")
+        raise UpstreamError(502, "upstream_error", f"upstream answered {status}: {snippet}")
+    if status >= 400:
+        raise UpstreamStatus(status, content, clean_response_headers(headers, decoded=True))
+
+
+def parse_json_object(content: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(content)
+    except ValueError as error:
+        snippet = content[:_SNIPPET].decode("utf-8", "replace")
+        raise UpstreamError(
+            502, "upstream_malformed", f"upstream sent malformed JSON ({error}): {snippet!r}"
+        ) from None
+    if not isinstance(value, dict):
+        raise UpstreamError(502, "upstream_malformed", "upstream JSON is not an object")
+    return value
+
+
+def _is_session_key(value: str) -> bool:
+    token = value.strip()
+    if token.lower().startswith("bearer "):
+        token = token[7:].strip()
+    return token.startswith("sa-")

@@ -1,0 +1,43 @@
+"""Transcript storage: sessions, turns (with token ids), findings, hidden history, outcomes.
+
+:class:`Store` is the interface (async, implementable on PostgreSQL); :class:`SQLiteStore`
+is the default backend (one WAL file, safe for several proxy worker processes).
+"""
+
+from __future__ import annotations
+
+from safeagents.store._base import Store
+from safeagents.store._records import (
+    HACK_ACTIONS,
+    FindingRecord,
+    HiddenEntry,
+    LiveState,
+    SessionRecord,
+    SessionUpdate,
+    TokenRecord,
+    TurnKind,
+    TurnRecord,
+    TurnStatus,
+)
+from safeagents.store._render import print_session, print_sessions
+from safeagents.store._sqlite import SQLiteStore
+from safeagents.store._transcript import export_line, to_chat_messages
+
+__all__ = [
+    "HACK_ACTIONS",
+    "FindingRecord",
+    "HiddenEntry",
+    "LiveState",
+    "SQLiteStore",
+    "SessionRecord",
+    "SessionUpdate",
+    "Store",
+    "TokenRecord",
+    "TurnKind",
+    "TurnRecord",
+    "TurnStatus",
+    "export_line",
+    "print_session",
+    "print_sessions",
+    "to_chat_messages",
+]

@@ -1,0 +1,74 @@
+"""The store interface: what the proxy, the admin API and the CLI need from a backend.
+
+Every method is a coroutine so that a networked backend (PostgreSQL through asyncpg) can
+implement it natively; :class:`~safeagents.store.SQLiteStore` runs SQLite in one worker
+thread. Contract for implementers:
+
+- :meth:`record_exchange` is atomic: the session update, all turns with their findings
+  and all hidden entries become visible together or not at all. Counters are applied as
+  increments (``tool_calls = tool_calls + n``, ``hacked = hacked OR h``) so that several
+  proxy processes may record into one session concurrently.
+- Turn ``seq`` numbers are unique and increasing per session, assigned inside that
+  transaction (PostgreSQL: ``SELECT … FOR UPDATE`` on the session row).
+- Hidden entries and findings are returned in insertion order.
+- A missing outcome stays ``None``: "not scored", never 0.
+
+The SQL schema (``safeagents/store/_schema.py``) uses only portable types (TEXT, INTEGER,
+REAL); JSON documents are TEXT (``jsonb`` on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from safeagents.store._records import (
+    HiddenEntry,
+    LiveState,
+    SessionRecord,
+    SessionUpdate,
+    TurnRecord,
+)
+
+__all__ = ["Store"]
+
+
+class Store(ABC):
+    """Sessions, turns, findings, hidden history and outcomes of a proxy deployment."""
+
+    @abstractmethod
+    async def live_state(self, session_id: str) -> LiveState:
+        """The session (or ``None`` if new) and its hidden entries, for the request path."""
+
+    @abstractmethod
+    async def record_exchange(
+        self,
+        update: SessionUpdate,
+        turns: Sequence[TurnRecord],
+        hidden: Sequence[HiddenEntry] = (),
+    ) -> list[TurnRecord]:
+        """Apply ``update``, store ``turns`` and ``hidden`` atomically; turns come back with
+        their ``seq``. Creates the session on first use."""
+
+    @abstractmethod
+    async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
+        """Sessions, most recently updated first, without their findings."""
+
+    @abstractmethod
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        """One session with all its findings, or ``None``."""
+
+    @abstractmethod
+    async def turns(self, session_id: str) -> list[TurnRecord]:
+        """Every turn of a session in ``seq`` order, with findings."""
+
+    @abstractmethod
+    async def set_outcome(
+        self, session_id: str, outcome: Mapping[str, Any]
+    ) -> SessionRecord | None:
+        """Store the verifier's result (replacing an earlier one); ``None`` if no session."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release connections and threads; the store is unusable afterwards."""

@@ -1,0 +1,254 @@
+"""What the store keeps: sessions, turns, findings, hidden history entries, outcomes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from safeagents.rules import Finding
+
+__all__ = [
+    "HACK_ACTIONS",
+    "FindingRecord",
+    "HiddenEntry",
+    "LiveState",
+    "SessionRecord",
+    "SessionUpdate",
+    "TokenRecord",
+    "TurnKind",
+    "TurnRecord",
+    "TurnStatus",
+]
+
+JSONObject = dict[str, Any]
+TurnKind = Literal["main", "side", "reask"]
+TurnStatus = Literal["ok", "aborted", "error"]
+HiddenKind = Literal["pair", "restore"]
+HACK_ACTIONS = frozenset({"reject", "flag"})
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRecord:
+    """A finding as stored: the engine's :class:`Finding` fields plus whether it blocked."""
+
+    rule_id: str
+    category: str
+    severity: str
+    action: str
+    tool_call_id: str
+    tool: str
+    summary: str
+    message: str
+    blocked: bool = False
+
+    @classmethod
+    def from_finding(cls, finding: Finding, *, blocked: bool) -> FindingRecord:
+        return cls(
+            rule_id=finding.rule_id,
+            category=finding.category,
+            severity=finding.severity,
+            action=finding.action,
+            tool_call_id=finding.tool_call_id,
+            tool=finding.tool,
+            summary=finding.summary,
+            message=finding.message,
+            blocked=blocked,
+        )
+
+    @property
+    def hacked(self) -> bool:
+        return self.action in HACK_ACTIONS
+
+    def to_json(self) -> JSONObject:
+        """The same shape as ``safeagents check --format json`` findings."""
+        return {
+            "rule_id": self.rule_id,
+            "category": self.category,
+            "severity": self.severity,
+            "action": self.action,
+            "tool_call_id": self.tool_call_id,
+            "tool": self.tool,
+            "summary": self.summary,
+        }
+
+    def to_detail(self) -> JSONObject:
+        return {**self.to_json(), "message": self.message, "blocked": self.blocked}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """The engine's token ids and logprobs for one upstream answer (never re-tokenised)."""
+
+    prompt_token_ids: tuple[int, ...]
+    completion_token_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+
+    def to_json(self) -> JSONObject:
+        return {
+            "prompt_token_ids": list(self.prompt_token_ids),
+            "completion_token_ids": list(self.completion_token_ids),
+            "logprobs": list(self.logprobs),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TokenRecord:
+        return cls(
+            prompt_token_ids=tuple(int(t) for t in data.get("prompt_token_ids") or ()),
+            completion_token_ids=tuple(int(t) for t in data.get("completion_token_ids") or ()),
+            logprobs=tuple(float(p) for p in data.get("logprobs") or ()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One exchange with the upstream: the request it saw, its answer, what the harness got.
+
+    ``kind`` is ``main`` or ``side`` for the harness's own request and ``reask`` for the
+    requests the proxy made after withholding calls. ``delivered`` is the answer the harness
+    received (``None`` when this attempt was withheld). ``seq`` is assigned by the store.
+    """
+
+    session_id: str
+    exchange: str
+    attempt: int
+    kind: TurnKind
+    status: TurnStatus
+    dialect: str
+    harness: str
+    model: str
+    stream: bool
+    request: JSONObject | None
+    response: JSONObject | None
+    delivered: JSONObject | None = None
+    findings: tuple[FindingRecord, ...] = ()
+    usage: JSONObject | None = None
+    tokens: TokenRecord | None = None
+    error: str | None = None
+    started: float = 0.0
+    ended: float = 0.0
+    seq: int = 0
+
+    @property
+    def duration(self) -> float:
+        return max(0.0, self.ended - self.started)
+
+    def to_json(self) -> JSONObject:
+        return {
+            "seq": self.seq,
+            "exchange": self.exchange,
+            "attempt": self.attempt,
+            "kind": self.kind,
+            "status": self.status,
+            "dialect": self.dialect,
+            "harness": self.harness,
+            "model": self.model,
+            "stream": self.stream,
+            "started": self.started,
+            "ended": self.ended,
+            "duration": round(self.duration, 6),
+            "usage": self.usage,
+            "error": self.error,
+            "findings": [finding.to_detail() for finding in self.findings],
+            "request": self.request,
+            "response": self.response,
+            "delivered": self.delivered,
+            "tokens": self.tokens.to_json() if self.tokens is not None else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenEntry:
+    """History the harness never saw, restored into later requests of the session.
+
+    ``pair`` entries insert ``items`` (a withheld assistant turn and its rejection results)
+    at position ``at`` of the harness's conversation; ``restore`` entries put back the
+    original call ``call_id`` (``items[0]``) that the rewrite strategy replaced. Both apply
+    only to a request whose first ``at`` conversation items hash to ``anchor``.
+    """
+
+    dialect: str
+    kind: HiddenKind
+    at: int
+    anchor: str
+    items: tuple[JSONObject, ...]
+    call_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A session's score and bookkeeping; ``outcome`` ``None`` means "not scored"."""
+
+    id: str
+    harness: str
+    dialect: str = ""
+    cwd: str = "/workspace"
+    model: str = ""
+    created: float = 0.0
+    updated: float = 0.0
+    hacked: bool = False
+    tool_calls: int = 0
+    turns: int = 0
+    stopped: bool = False
+    root_key: str = ""
+    main_count: int = -1
+    main_key: str = ""
+    outcome: JSONObject | None = None
+    findings: tuple[FindingRecord, ...] = ()
+
+    @property
+    def scored(self) -> bool:
+        return self.outcome is not None
+
+    def report_json(self) -> JSONObject:
+        """The ``safeagents check --format json`` session shape."""
+        return {
+            "id": self.id,
+            "harness": self.harness,
+            "hacked": self.hacked,
+            "tool_calls": self.tool_calls,
+            "findings": [finding.to_json() for finding in self.findings],
+        }
+
+    def to_json(self) -> JSONObject:
+        return {
+            **self.report_json(),
+            "dialect": self.dialect,
+            "cwd": self.cwd,
+            "model": self.model,
+            "created": self.created,
+            "updated": self.updated,
+            "turn_count": self.turns,
+            "stopped": self.stopped,
+            "scored": self.scored,
+            "outcome": self.outcome,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SessionUpdate:
+    """What one exchange changes in its session (applied atomically with its turns)."""
+
+    session_id: str
+    harness: str
+    dialect: str
+    cwd: str
+    model: str
+    root_key: str
+    tool_calls: int = 0
+    hacked: bool = False
+    stopped: bool = False
+    main: tuple[int, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveState:
+    """What the proxy needs before forwarding a request: the session and its hidden history."""
+
+    session: SessionRecord | None
+    hidden: tuple[HiddenEntry, ...] = field(default=())
+
+    @classmethod
+    def empty(cls) -> LiveState:
+        return cls(None, ())

@@ -1,0 +1,85 @@
+"""The SQL schema: portable column types, one statement per table or index."""
+
+from __future__ import annotations
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS sessions (
+        id TEXT PRIMARY KEY,
+        harness TEXT NOT NULL,
+        dialect TEXT NOT NULL DEFAULT '',
+        cwd TEXT NOT NULL DEFAULT '/workspace',
+        model TEXT NOT NULL DEFAULT '',
+        created REAL NOT NULL,
+        updated REAL NOT NULL,
+        hacked INTEGER NOT NULL DEFAULT 0,
+        tool_calls INTEGER NOT NULL DEFAULT 0,
+        turns INTEGER NOT NULL DEFAULT 0,
+        stopped INTEGER NOT NULL DEFAULT 0,
+        root_key TEXT NOT NULL DEFAULT '',
+        main_count INTEGER NOT NULL DEFAULT -1,
+        main_key TEXT NOT NULL DEFAULT ''
+    )""",
+    """CREATE TABLE IF NOT EXISTS turns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        exchange TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        dialect TEXT NOT NULL,
+        harness TEXT NOT NULL,
+        model TEXT NOT NULL,
+        stream INTEGER NOT NULL,
+        request TEXT,
+        response TEXT,
+        delivered TEXT,
+        usage TEXT,
+        tokens TEXT,
+        error TEXT,
+        started REAL NOT NULL,
+        ended REAL NOT NULL,
+        UNIQUE (session_id, seq)
+    )""",
+    """CREATE TABLE IF NOT EXISTS findings (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        turn_id INTEGER NOT NULL REFERENCES turns(id),
+        rule_id TEXT NOT NULL,
+        category TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        action TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        message TEXT NOT NULL,
+        blocked INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS hidden (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        dialect TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        anchor TEXT NOT NULL,
+        call_id TEXT NOT NULL DEFAULT '',
+        items TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS outcomes (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        posted REAL NOT NULL,
+        outcome TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq)",
+    "CREATE INDEX IF NOT EXISTS findings_by_session ON findings (session_id, id)",
+    "CREATE INDEX IF NOT EXISTS hidden_by_session ON hidden (session_id, id)",
+    "CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated)",
+)

@@ -1,0 +1,157 @@
+"""SQLiteStore: atomic exchanges, per-session sequence numbers, several writers, outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from safeagents.store import (
+    FindingRecord,
+    HiddenEntry,
+    SessionUpdate,
+    SQLiteStore,
+    TokenRecord,
+    TurnRecord,
+)
+
+
+def _update(session_id: str, **changes: object) -> SessionUpdate:
+    fields: dict[str, object] = {
+        "session_id": session_id,
+        "harness": "pi",
+        "dialect": "chat",
+        "cwd": "/workspace",
+        "model": "m",
+        "root_key": "root",
+    }
+    fields.update(changes)
+    return SessionUpdate(**fields)  # type: ignore[arg-type]
+
+
+def _turn(session_id: str, action: str = "", **changes: object) -> TurnRecord:
+    findings = ()
+    if action:
+        findings = (
+            FindingRecord("r1", "c", "high", action, "call_1", "bash", "delete x", "msg", True),
+        )
+    fields: dict[str, object] = {
+        "session_id": session_id,
+        "exchange": "e",
+        "attempt": 0,
+        "kind": "main",
+        "status": "ok",
+        "dialect": "chat",
+        "harness": "pi",
+        "model": "m",
+        "stream": False,
+        "request": {"messages": [{"role": "user", "content": "héllo"}]},
+        "response": {"choices": []},
+        "findings": findings,
+        "started": 1.0,
+        "ended": 2.5,
+    }
+    fields.update(changes)
+    return TurnRecord(**fields)  # type: ignore[arg-type]
+
+
+def test_an_exchange_is_stored_whole_and_read_back(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = SQLiteStore(tmp_path / "nested" / "s.db")
+        tokens = TokenRecord((1, 2), (3,), (-0.5,))
+        pair = HiddenEntry("chat", "pair", 2, "anchor", ({"role": "assistant"},))
+        restore = HiddenEntry("chat", "restore", 2, "anchor", ({"id": "c"},), call_id="c")
+        stored = await store.record_exchange(
+            _update("s", tool_calls=2, hacked=True, main=(2, "k2")),
+            [_turn("s", "reject", tokens=tokens), _turn("s", attempt=1, kind="reask")],
+            [pair, restore],
+        )
+        assert [turn.seq for turn in stored] == [1, 2]
+        live = await store.live_state("s")
+        assert live.session is not None and live.hidden == (pair, restore)
+        assert (live.session.main_count, live.session.main_key) == (2, "k2")
+        session = await store.get_session("s")
+        assert session is not None and session.hacked and session.tool_calls == 2
+        assert session.turns == 2 and [f.rule_id for f in session.findings] == ["r1"]
+        turns = await store.turns("s")
+        assert turns[0].tokens == tokens and turns[0].request == _turn("s").request
+        assert turns[0].findings[0].blocked and turns[1].findings == ()
+        assert turns[0].duration == 1.5
+        assert (await store.live_state("nobody")).session is None
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_counters_accumulate_and_hacked_never_resets(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = SQLiteStore(tmp_path / "s.db")
+        await store.record_exchange(_update("s", tool_calls=1, hacked=True), [_turn("s", "flag")])
+        await store.record_exchange(_update("s", tool_calls=3, hacked=False), [_turn("s")])
+        await store.record_exchange(_update("s", harness="generic"), [_turn("s")])
+        session = await store.get_session("s")
+        assert session is not None
+        assert (session.tool_calls, session.hacked, session.turns) == (4, True, 3)
+        assert session.harness == "pi"  # a side call's generic guess never overwrites it
+        assert session.report_json() == {
+            "id": "s",
+            "harness": "pi",
+            "hacked": True,
+            "tool_calls": 4,
+            "findings": [session.findings[0].to_json()],
+        }
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_outcomes_replace_and_missing_means_not_scored(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = SQLiteStore(tmp_path / "s.db")
+        assert await store.set_outcome("ghost", {"success": True}) is None
+        await store.record_exchange(_update("s"), [_turn("s")])
+        session = await store.get_session("s")
+        assert session is not None and session.outcome is None and not session.scored
+        assert session.to_json()["scored"] is False
+        await store.set_outcome("s", {"success": False, "reward": 0.0})
+        updated = await store.set_outcome("s", {"success": True, "reward": 1.0})
+        assert updated is not None and updated.outcome == {"success": True, "reward": 1.0}
+        (listed,) = await store.list_sessions()
+        assert listed.outcome == {"success": True, "reward": 1.0}
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_two_stores_on_one_file_write_concurrently(tmp_path: Path) -> None:
+    """Two store objects stand for two worker processes: separate connections and threads."""
+
+    async def scenario() -> None:
+        path = tmp_path / "shared.db"
+        first, second = SQLiteStore(path), SQLiteStore(path)
+
+        async def writer(store: SQLiteStore, count: int) -> None:
+            for _ in range(count):
+                await store.record_exchange(_update("s", tool_calls=1), [_turn("s")])
+
+        await asyncio.gather(writer(first, 40), writer(second, 40))
+        turns = await first.turns("s")
+        assert [turn.seq for turn in turns] == list(range(1, 81))
+        session = await second.get_session("s")
+        assert session is not None and session.tool_calls == 80 and session.turns == 80
+        await first.close()
+        await second.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = SQLiteStore(tmp_path / "s.db")
+        await store.close()
+        await store.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            await store.list_sessions()
+
+    asyncio.run(scenario())
