@@ -1,4 +1,4 @@
-"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions."""
+"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 
 from safeagents import _report
 
@@ -29,7 +30,9 @@ _FAIL_LEVELS = {
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        Console(stderr=True).print(f"[red]error:[/] {message}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[red]error:[/] {escape(message)}", highlight=False
+        )
         raise SystemExit(EXIT_USAGE)
 
 
@@ -62,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("rule_id", metavar="RULE_ID")
     _add_serve(sub)
     _add_sessions(sub)
+    _add_demo(sub)
     return parser
 
 
@@ -109,6 +113,29 @@ def _add_sessions(sub: argparse._SubParsersAction[_Parser]) -> None:
         parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def _add_demo(sub: argparse._SubParsersAction[_Parser]) -> None:
+    demo = sub.add_parser(
+        "demo", help="run a scripted agent that tries to hack its tests, through the proxy"
+    )
+    demo.add_argument(
+        "--store",
+        default="safeagents-demo.db",
+        metavar="PATH.db",
+        help="where the transcript goes (default: ./safeagents-demo.db)",
+    )
+    demo.add_argument(
+        "--harness",
+        default="auto",
+        metavar="NAME",
+        help="auto (pi or opencode from .harnesses/ if installed, else the built-in agent "
+        "loop), builtin, opencode, pi, hermes, codex or claude",
+    )
+    demo.add_argument(
+        "--keep-workspace", action="store_true", help="keep the temporary project afterwards"
+    )
+    demo.add_argument("--timeout", type=float, default=240.0, metavar="SECONDS")
+
+
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", action="append", metavar="PATH", help="rule pack or file")
     parser.add_argument("--var", action="append", default=[], metavar="K=V", help="override a var")
@@ -116,7 +143,7 @@ def _add_rule_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    out, err = Console(), Console(stderr=True)
+    out, err = Console(), Console(stderr=True, soft_wrap=True)
     try:
         handler = {
             "check": _check,
@@ -125,10 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "explain": _explain,
             "serve": _serve,
             "sessions": _sessions,
+            "demo": _demo,
         }
         return handler[args.command](args, out, err)
     except _UsageError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -186,7 +214,7 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
         sessions, problems = load_sessions(file)
         input_errors.extend(problems)
         for problem in problems:
-            err.print(f"[yellow]skipped[/] {problem}", highlight=False)
+            err.print(f"[yellow]skipped[/] {escape(str(problem))}", highlight=False)
         reports.extend(audit_session(s, engine, harness=harness, cwd=args.cwd) for s in sessions)
 
     if args.format == "json":
@@ -333,6 +361,22 @@ async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     finally:
         await store.close()
+
+
+def _demo(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents.demo import DemoError, DemoOptions, run_demo
+
+    options = DemoOptions(
+        store=Path(args.store),
+        harness=args.harness,
+        keep_workspace=args.keep_workspace,
+        timeout=args.timeout,
+    )
+    try:
+        result = run_demo(options, out)
+    except DemoError as exc:
+        raise _UsageError(str(exc)) from None
+    return EXIT_OK if result.ok else EXIT_FINDINGS
 
 
 if __name__ == "__main__":

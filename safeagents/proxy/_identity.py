@@ -19,7 +19,14 @@ __all__ = [
     "root_key",
 ]
 
-SESSION_HEADERS = ("x-session-affinity", "x-session-id", "x-claude-code-session-id", "session_id")
+# codex sends ``session-id`` (with a hyphen; older builds sent ``session_id``)
+SESSION_HEADERS = (
+    "x-session-affinity",
+    "x-session-id",
+    "x-claude-code-session-id",
+    "session_id",
+    "session-id",
+)
 _MAX_ID = 200
 
 Source = Literal["path", "key", "header", "hash"]

@@ -99,7 +99,7 @@ def _connect(path: str) -> sqlite3.Connection:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-    db.execute("PRAGMA journal_mode = WAL")
+    _enable_wal(db)
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA foreign_keys = ON")
     with read.transaction(db):
@@ -110,6 +110,18 @@ def _connect(path: str) -> sqlite3.Connection:
             (str(SCHEMA_VERSION),),
         )
     return db
+
+
+def _enable_wal(db: sqlite3.Connection, attempts: int = 50) -> None:
+    """Switch to WAL; a second process opening a brand-new file can briefly see it locked."""
+    for attempt in range(attempts):
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
 
 
 def _record(

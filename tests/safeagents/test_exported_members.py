@@ -3,7 +3,17 @@ import safeagents
 
 def test_all_lists_exactly_the_public_names() -> None:
     public = {name for name in dir(safeagents) if not name.startswith("_")}
-    public -= {"cli", "detectors", "plugins", "protocols", "proxy", "rules", "scripted", "store"}
+    public -= {
+        "cli",
+        "demo",
+        "detectors",
+        "plugins",
+        "protocols",
+        "proxy",
+        "rules",
+        "scripted",
+        "store",
+    }
     assert sorted(safeagents.__all__) == sorted(public)
 
 
