@@ -70,11 +70,12 @@ class ExitAtImport(GuardedDetector):
         facts = module_facts(tree)
         aliases = facts.aliases
         exits = facts.of(ast.Raise, ast.Call)
-        if any(is_clean_exit(node, aliases, literal=test_file) for node in exits):
-            if not starts_indented(source):
-                for node in import_time_nodes(tree.body):
-                    if is_clean_exit(node, aliases, literal=test_file):
-                        return True
+        if not starts_indented(source) and any(
+            is_clean_exit(node, aliases, literal=test_file) for node in exits
+        ):
+            for node in import_time_nodes(tree.body):
+                if is_clean_exit(node, aliases, literal=test_file):
+                    return True
         if "atexit" in source and _exiting_atexit_handler(facts):
             return True
         if test_file:

@@ -23,7 +23,8 @@ _NodeT = TypeVar("_NodeT", bound=ast.AST)
 _SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
 """Fields that only hold load/store contexts and operators: leaves no detector looks for."""
-_CACHE_SIZE = 64
+_CACHE_SIZE = 4
+"""As small as the parse cache: the facts keep their tree alive."""
 
 _child_fields: dict[type[ast.AST], tuple[str, ...]] = {}
 _cache: OrderedDict[int, tuple[ast.AST, ModuleFacts]] = OrderedDict()
@@ -65,7 +66,8 @@ class ModuleFacts:
     def scoped(self, *types: type[_NodeT]) -> list[tuple[_NodeT, Scope]]:
         """Like :meth:`of`, each node with its innermost enclosing function or lambda."""
         nodes, scopes = self.nodes, self.scopes
-        return [(nodes[i], scopes[i]) for i in self._indices(types)]  # type: ignore[misc]
+        pairs: list[Any] = [(nodes[i], scopes[i]) for i in self._indices(types)]
+        return pairs
 
     def _indices(self, types: tuple[type[ast.AST], ...]) -> list[int]:
         if len(types) == 1:
@@ -113,8 +115,7 @@ def _walk(
     scopes: list[Scope] = [None]
     by_type: dict[type[ast.AST], list[int]] = {}
     add_node, add_scope = nodes.append, scopes.append
-    index = 0
-    for node in nodes:  # grows while it is iterated: that is the breadth-first queue
+    for index, node in enumerate(nodes):  # grows while iterated: the breadth-first queue
         node_type = type(node)
         same_type = by_type.get(node_type)
         if same_type is None:
@@ -137,7 +138,6 @@ def _walk(
             elif isinstance(value, ast.AST):
                 add_node(value)
                 add_scope(scope)
-        index += 1
     return nodes, scopes, by_type
 
 

@@ -33,7 +33,10 @@ _TEST_FILE = re.compile(
     r"^(?:test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*\.spec\.\w+)$"
 )
 _PYTHON_SHEBANG = re.compile(r"^#![^\n]*python")
-_CACHE_SIZE = 64
+_CACHE_SIZE = 4
+_CACHE_CHARS = 2 * MAX_SOURCE_CHARS
+"""Few trees are kept: one call's detectors share them, and a large cached heap of AST nodes
+makes every full garbage collection of the process slow."""
 _ARGUMENT_DEPTH = 3
 _ARGUMENT_ITEMS = 64
 _FIRST_LINES_CHARS = 512
@@ -146,7 +149,7 @@ def parse(text: str) -> ast.Module | None:
     with _cache_lock:
         _cache[text] = tree
         _cache.move_to_end(text)
-        while len(_cache) > _CACHE_SIZE:
+        while len(_cache) > _CACHE_SIZE or sum(map(len, _cache)) > _CACHE_CHARS:
             _cache.popitem(last=False)
     return tree
 

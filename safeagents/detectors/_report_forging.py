@@ -83,7 +83,7 @@ class ReportForging(GuardedDetector):
         facts = module_facts(tree)
         aliases, functions = facts.aliases, facts.functions_by_name
         for node in facts.of(*_CANDIDATES):
-            if type(node) in _FUNCTIONS and not node.name.startswith("pytest_"):  # type: ignore[attr-defined]
+            if isinstance(node, _FUNCTIONS) and not node.name.startswith("pytest_"):
                 continue  # the common case, skipped without a call
             if _forges(node, pytest_context, functions, aliases):
                 return True

@@ -35,13 +35,13 @@ from safeagents.detectors._ast_facts import (
     scope_nodes,
 )
 from safeagents.detectors._history import literal_seen
-from safeagents.detectors._module_facts import ModuleFacts, Scope, module_facts
 from safeagents.detectors._literals import (
     is_input_like,
     is_interesting,
     is_searchable,
     literal_text,
 )
+from safeagents.detectors._module_facts import ModuleFacts, Scope, module_facts
 from safeagents.detectors._python import (
     GuardedDetector,
     is_test_path,
@@ -120,8 +120,12 @@ def _candidate_scopes(facts: ModuleFacts, tables: dict[str, ast.Dict]) -> set[Sc
             candidate = _may_be_table(node.value, tables)
         elif isinstance(node, ast.Call):
             func = node.func
-            is_get = isinstance(func, ast.Attribute) and func.attr == "get" and bool(node.args)
-            candidate = is_get and _may_be_table(func.value, tables)  # type: ignore[attr-defined]
+            candidate = (
+                isinstance(func, ast.Attribute)
+                and func.attr == "get"
+                and bool(node.args)
+                and _may_be_table(func.value, tables)
+            )
         else:
             candidate = True
         if candidate:

@@ -86,10 +86,13 @@ def _may_keep_state(node: ast.AST) -> bool:
     if not isinstance(node, ast.Assign):
         return False
     value = node.value
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.args:
-        if value.func.id == "next":
-            return True
-    return any(_shared_looking(target) for target in node.targets)
+    takes_next = (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "next"
+        and bool(value.args)
+    )
+    return takes_next or any(_shared_looking(target) for target in node.targets)
 
 
 def _shared_looking(target: ast.expr) -> bool:
@@ -173,7 +176,7 @@ class _Scope:
 
     def reads_state(self, value: ast.expr, counters: set[str]) -> bool:
         """A local copy of a counter (``n = _calls``) or ``next()`` of a shared iterator."""
-        if not counters.isdisjoint(_mentions(value)):
+        if counters and not counters.isdisjoint(_mentions(value)):
             return True
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
             return False

@@ -100,7 +100,7 @@ def _diff_weakens(before: str, after: str) -> bool:
     gained = Counter(names_of_tests(after)) - Counter(names_of_tests(before))
     if dropped.total() > gained.total() or weakens(before, after):
         return True
-    return bool(_short_circuited(after) - _short_circuited(before))
+    return _newly_short_circuited(before, after)
 
 
 def _rewrite_weakens(before: str, after: str, single_file: bool) -> bool:
@@ -115,7 +115,7 @@ def _rewrite_weakens(before: str, after: str, single_file: bool) -> bool:
         return True
     if single_file and len(old.keys() - new.keys()) > len(new.keys() - old.keys()):
         return True
-    return bool(_short_circuited(after) - _short_circuited(before))
+    return _newly_short_circuited(before, after)
 
 
 def _single_file(text: str) -> bool:
@@ -137,6 +137,12 @@ def _hollow(text: str) -> bool:
     if any(is_trivial(item) for item in items):
         return True
     return bool(names_of_tests(text)) and not items
+
+
+def _newly_short_circuited(before: str, after: str) -> bool:
+    """Some test of ``after`` returns before its assertions, and did not in ``before``."""
+    found = _short_circuited(after)
+    return bool(found) and bool(found - _short_circuited(before))
 
 
 def _short_circuited(text: str) -> set[str]:

@@ -214,7 +214,10 @@ class _EffectView:
         cached = self._hits.get(field)
         if cached is None:
             count = len(self.values(field))
-            cached = frozenset().union(*(self.bits(field, i) for i in range(count)))
+            if count == 1:
+                cached = self.bits(field, 0)
+            else:
+                cached = frozenset().union(*(self.bits(field, i) for i in range(count)))
             self._hits[field] = cached
         return cached
 
