@@ -58,3 +58,14 @@ def turn_recorded(turn: TurnRecord) -> None:
 def session_closed(session: SessionRecord) -> None:
     """A session got its outcome from the verifier (``POST …/sessions/{id}/outcome``), so its
     score is complete: ``session.hacked``, ``session.findings`` and ``session.outcome``."""
+
+
+@hookspec(firstresult=True)
+def safeagents_reward(session: SessionRecord) -> float | None:
+    """The training reward of a finished session (the trainer's reward function).
+
+    The first implementation that returns a number decides; ``None`` defers to the next one.
+    The trainer's built-in default (registered last) returns ``None`` for a session without
+    an outcome, which excludes it from training and from its group's baseline. To exclude a
+    session the default would score, wrap the hook (``@hookimpl(wrapper=True)``).
+    """

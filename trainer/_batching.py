@@ -1,0 +1,165 @@
+"""Adapter versions, the staleness filter, and token-budget micro-batches.
+
+Each harness has its own adapter, served as ``{harness}-v{k}``; a served name without a
+version is the base model, version 0. A row holds turns of possibly several versions and
+is as old as the oldest of them. Staleness and packing apply to the samples of one adapter
+(one harness) at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from trainer._advantages import Sample
+from trainer._rows import Row
+
+__all__ = [
+    "BASE_VERSION",
+    "DEFAULT_MAX_STALENESS",
+    "DEFAULT_TOKEN_BUDGET",
+    "Filtered",
+    "MicroBatch",
+    "PackedBatch",
+    "Packing",
+    "adapter_name",
+    "drop_stale",
+    "pack_micro_batches",
+    "parse_version",
+    "row_version",
+]
+
+DEFAULT_TOKEN_BUDGET = 65_536
+DEFAULT_MAX_STALENESS = 4
+BASE_VERSION = 0
+_VERSIONED = re.compile(r"(?P<harness>.+)-v(?P<version>0|[1-9][0-9]*)")
+
+
+def adapter_name(harness: str, version: int) -> str:
+    """The served name of ``harness``'s adapter version ``version`` (``{harness}-v{k}``)."""
+    if version < 0:
+        raise ValueError(f"adapter versions are >= 0, got {version}")
+    return f"{harness}-v{version}"
+
+
+def parse_version(model: str, harness: str | None = None) -> int | None:
+    """``k`` of a served name ``{harness}-v{k}`` (of that ``harness`` if given), else ``None``."""
+    match = _VERSIONED.fullmatch(model)
+    if match is None or (harness is not None and match["harness"] != harness):
+        return None
+    return int(match["version"])
+
+
+def row_version(row: Row) -> int:
+    """The oldest adapter version ``row`` was sampled from (``BASE_VERSION`` for the base)."""
+    versions = [parse_version(model, row.harness) for model in row.models]
+    return min((BASE_VERSION if v is None else v for v in versions), default=BASE_VERSION)
+
+
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    """Samples kept by a filter and how many it dropped."""
+
+    kept: tuple[Sample, ...]
+    dropped: int
+
+
+def drop_stale(
+    samples: Iterable[Sample],
+    current_version: int,
+    max_staleness: int = DEFAULT_MAX_STALENESS,
+) -> Filtered:
+    """Drop samples from versions more than ``max_staleness`` behind ``current_version``."""
+    if max_staleness < 0:
+        raise ValueError(f"max_staleness must be >= 0, got {max_staleness}")
+    kept: list[Sample] = []
+    dropped = 0
+    for sample in samples:
+        if current_version - row_version(sample.row) > max_staleness:
+            dropped += 1
+        else:
+            kept.append(sample)
+    return Filtered(tuple(kept), dropped)
+
+
+@dataclass(frozen=True, slots=True)
+class PackedBatch:
+    """A micro-batch laid out flat, padding-free: sequences back to back.
+
+    ``position_ids`` restart at 0 for each sequence; ``advantages`` repeat each sequence's
+    advantage on its trained tokens and are 0 elsewhere; ``seq_lengths`` give the cut points.
+    """
+
+    input_ids: list[int]
+    position_ids: list[int]
+    loss_mask: list[int]
+    logprobs: list[float]
+    advantages: list[float]
+    seq_lengths: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class MicroBatch:
+    """Samples trained in one forward/backward pass, within the token budget."""
+
+    samples: tuple[Sample, ...]
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(sample.row.num_tokens for sample in self.samples)
+
+    @property
+    def num_trained(self) -> int:
+        return sum(sample.row.num_trained for sample in self.samples)
+
+    def flat(self) -> PackedBatch:
+        packed = PackedBatch([], [], [], [], [], [])
+        for sample in self.samples:
+            row = sample.row
+            packed.input_ids.extend(row.input_ids)
+            packed.position_ids.extend(range(row.num_tokens))
+            packed.loss_mask.extend(row.loss_mask)
+            packed.logprobs.extend(row.logprobs)
+            packed.advantages.extend(sample.advantage * mask for mask in row.loss_mask)
+            packed.seq_lengths.append(row.num_tokens)
+        return packed
+
+
+@dataclass(frozen=True, slots=True)
+class Packing:
+    """Micro-batches and the samples left out because they alone exceed the budget."""
+
+    batches: tuple[MicroBatch, ...]
+    dropped_oversize: int
+
+
+def pack_micro_batches(
+    samples: Sequence[Sample], token_budget: int = DEFAULT_TOKEN_BUDGET
+) -> Packing:
+    """Pack ``samples`` (one harness's) into few micro-batches of at most ``token_budget``.
+
+    First-fit decreasing: longest sample first, each into the first batch it fits in. A
+    sample longer than the budget is dropped and counted.
+    """
+    if token_budget <= 0:
+        raise ValueError(f"token_budget must be positive, got {token_budget}")
+    harnesses = {sample.row.harness for sample in samples}
+    if len(harnesses) > 1:
+        raise ValueError(f"samples of several adapters given: {sorted(harnesses)}")
+    fitting = [sample for sample in samples if sample.row.num_tokens <= token_budget]
+    ordered = sorted(fitting, key=lambda sample: -sample.row.num_tokens)
+    bins: list[list[Sample]] = []
+    room: list[int] = []
+    for sample in ordered:
+        size = sample.row.num_tokens
+        for index, free in enumerate(room):
+            if size <= free:
+                bins[index].append(sample)
+                room[index] -= size
+                break
+        else:
+            bins.append([sample])
+            room.append(token_budget - size)
+    batches = tuple(MicroBatch(tuple(members)) for members in bins)
+    return Packing(batches, len(samples) - len(fitting))

@@ -1,0 +1,231 @@
+"""The trainer's YAML config: one file, defaults from the design, errors at file:line:col."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeGuard
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from safeagents.rules._errors import RuleError, did_you_mean
+from safeagents.rules._yaml import Document, NodePath, load_document
+from trainer._advantages import DEFAULT_GROUP_SIZE
+from trainer._batching import DEFAULT_MAX_STALENESS, DEFAULT_TOKEN_BUDGET
+from trainer._reward import DEFAULT_TOOL_CALL_BONUS, DEFAULT_TOOL_CALL_HORIZON
+
+__all__ = [
+    "ConfigError",
+    "ConfigIssue",
+    "GRPOSettings",
+    "LoraSettings",
+    "OptimizerSettings",
+    "ProxySettings",
+    "RewardSettings",
+    "SamplingSettings",
+    "TrainerConfig",
+    "VLLMSettings",
+    "load_config",
+]
+
+ALL_LINEAR = "all-linear"
+_HARNESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"expected an http(s) URL, got {value!r}")
+    return value.rstrip("/")
+
+
+def _harness_name(name: str) -> str:
+    if not name or name[0] in "-_" or not set(name) <= _HARNESS_CHARS:
+        raise ValueError(f"harness name {name!r} must be lowercase letters, digits, '-' and '_'")
+    return name
+
+
+HttpURL = Annotated[str, AfterValidator(_http_url)]
+HarnessName = Annotated[str, AfterValidator(_harness_name)]
+
+
+class LoraSettings(_Section):
+    """The PEFT LoRA adapter trained per harness."""
+
+    rank: int = Field(default=32, gt=0)
+    alpha: int = Field(default=64, gt=0)
+    dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    target_modules: str | tuple[str, ...] = ALL_LINEAR
+    """``all-linear``, or a list of module names."""
+
+    @field_validator("target_modules", mode="before")
+    @classmethod
+    def _targets(cls, value: Any) -> Any:
+        if isinstance(value, str) and value != ALL_LINEAR:
+            raise ValueError(f"write '{ALL_LINEAR}' or a list of module names")
+        if isinstance(value, list):
+            if not value or not all(isinstance(name, str) and name for name in value):
+                raise ValueError("expected a non-empty list of module names")
+            return tuple(value)
+        return value
+
+
+class OptimizerSettings(_Section):
+    learning_rate: float = Field(default=1e-5, gt=0.0)
+    weight_decay: float = Field(default=0.0, ge=0.0)
+    max_grad_norm: float = Field(default=1.0, gt=0.0)
+
+
+class SamplingSettings(_Section):
+    """What the rollouts ask vLLM for."""
+
+    temperature: float = Field(default=0.8, gt=0.0)
+    max_tokens_per_turn: int = Field(default=32_768, gt=0)
+
+
+class GRPOSettings(_Section):
+    group_size: int = Field(default=DEFAULT_GROUP_SIZE, ge=2)
+    scale_std: bool = False
+    """Divide advantages by the group's reward standard deviation."""
+    token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, gt=0)
+    """Tokens per micro-batch; a longer sample is dropped and counted."""
+    max_staleness: int = Field(default=DEFAULT_MAX_STALENESS, ge=0)
+    """Samples from adapter versions further behind the current one are dropped."""
+    publish_every: int = Field(default=10, gt=0)
+    """Optimiser steps between adapter versions published to vLLM."""
+
+
+class RewardSettings(_Section):
+    tool_call_bonus: float = Field(default=DEFAULT_TOOL_CALL_BONUS, ge=0.0)
+    tool_call_horizon: int = Field(default=DEFAULT_TOOL_CALL_HORIZON, gt=0)
+
+
+class VLLMSettings(_Section):
+    base_url: HttpURL = "http://127.0.0.1:8000"
+
+
+class ProxySettings(_Section):
+    """Where the scored transcripts come from."""
+
+    admin_url: HttpURL = "http://127.0.0.1:8787/safeagents/v1"
+    admin_token_env: str = "SAFEAGENTS_ADMIN_TOKEN"
+    """The environment variable holding the admin token (needed beyond loopback)."""
+    store: str = "safeagents.db"
+    """The proxy's SQLite store (read directly when the trainer runs beside the proxy)."""
+
+
+class TrainerConfig(_Section):
+    """Everything ``safeagents train CONFIG.yaml`` needs."""
+
+    base_model: str = Field(min_length=1)
+    harnesses: tuple[HarnessName, ...]
+    """One adapter per harness, served as ``{harness}-v{k}``."""
+    output_dir: str = "trainer-runs"
+    lora: LoraSettings = Field(default_factory=LoraSettings)
+    optimizer: OptimizerSettings = Field(default_factory=OptimizerSettings)
+    sampling: SamplingSettings = Field(default_factory=SamplingSettings)
+    grpo: GRPOSettings = Field(default_factory=GRPOSettings)
+    reward: RewardSettings = Field(default_factory=RewardSettings)
+    vllm: VLLMSettings = Field(default_factory=VLLMSettings)
+    proxy: ProxySettings = Field(default_factory=ProxySettings)
+
+    @field_validator("harnesses")
+    @classmethod
+    def _unique(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        if not names:
+            raise ValueError("list at least one harness to train an adapter for")
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"harness {duplicates[0]!r} is listed twice")
+        return names
+
+    @property
+    def max_loras(self) -> int:
+        """vLLM ``--max-loras``: per harness, the versions in the window plus one loading."""
+        return len(self.harnesses) * (self.grpo.max_staleness + 2)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigIssue:
+    """One problem in a config file, at ``file:line:col`` (line 0: no position)."""
+
+    file: str
+    line: int
+    col: int
+    message: str
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return f"{self.file}: {self.message}"
+        return f"{self.file}:{self.line}:{self.col}: {self.message}"
+
+
+class ConfigError(ValueError):
+    """Every problem found in a config file; ``str()`` lists one per line."""
+
+    def __init__(self, issues: Sequence[ConfigIssue]) -> None:
+        self.issues = list(issues)
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+
+def _issue(error: RuleError) -> ConfigIssue:
+    return ConfigIssue(error.file, error.line, error.col, error.message)
+
+
+def _is_model(annotation: object) -> TypeGuard[type[BaseModel]]:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _section_keys(path: NodePath) -> list[str]:
+    """The keys allowed in the mapping at ``path``."""
+    model: type[BaseModel] | None = TrainerConfig
+    for part in path:
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return []
+        annotation = model.model_fields[part].annotation
+        model = annotation if _is_model(annotation) else None
+    return list(model.model_fields) if model is not None else []
+
+
+def _validation_issues(document: Document, error: ValidationError) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    for problem in error.errors():
+        path: NodePath = tuple(part for part in problem["loc"] if isinstance(part, str | int))
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)[1:] or "config"
+        key = str(path[-1]) if path else ""
+        if problem["type"] == "extra_forbidden":
+            hint = did_you_mean(key, _section_keys(path[:-1]))
+            found = document.error(path, f"unknown key '{key}'{hint}", key=True)
+        elif problem["type"] == "missing":
+            found = document.error(path[:-1], f"missing required key '{key}'")
+        else:
+            message = str(problem["msg"]).removeprefix("Value error, ")
+            found = document.error(path, f"{dotted}: {message}")
+        issues.append(_issue(found))
+    return issues
+
+
+def load_config(path: str | Path) -> TrainerConfig:
+    """Read and validate a trainer config; :class:`ConfigError` lists every problem."""
+    try:
+        document, duplicates = load_document(Path(path))
+    except RuleError as error:
+        raise ConfigError([_issue(error)]) from None
+    issues = [_issue(duplicate) for duplicate in duplicates]
+    data = {} if document.data is None else document.data
+    if not isinstance(data, dict):
+        issues.append(_issue(document.error((), "the config must be a mapping of keys")))
+        raise ConfigError(issues)
+    try:
+        config = TrainerConfig.model_validate(data)
+    except ValidationError as error:
+        issues.extend(_validation_issues(document, error))
+        issues.sort(key=lambda issue: (issue.line, issue.col))
+        raise ConfigError(issues) from None
+    if issues:
+        raise ConfigError(issues)
+    return config
