@@ -23,6 +23,8 @@ _EXPANSION = re.compile(rb"[$`]")
 _WORD_START = frozenset(b" \t\n;&|()")
 _FILLER = 0x01
 """A control byte: never whitespace to the grammar and never part of a heredoc delimiter."""
+_MASK = bytes(0x0A if byte == 0x0A else _FILLER for byte in range(256))
+"""Maps every byte but a newline to :data:`_FILLER`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +94,7 @@ def masked(source: bytes, spans: tuple[tuple[int, int], ...]) -> bytes:
     buffer = bytearray(source)
     for start, end in spans:
         inner = slice(start + 1, end - 1)
-        buffer[inner] = bytes(b if b == 0x0A else _FILLER for b in buffer[inner])
+        buffer[inner] = buffer[inner].translate(_MASK)
     return bytes(buffer)
 
 
@@ -171,16 +173,17 @@ def _heredoc_bodies(
     """Skip the bodies of the heredocs opened on the line that just ended."""
     for delimiter, strip_tabs, quoted in pending:
         body_start = position
-        terminated = False
-        body_end = position
-        while position < len(source) and not terminated:
+        closing = (rb"\t*" if strip_tabs else b"") + re.escape(delimiter) + rb"(?=\n|\Z)"
+        found = re.compile(closing).match(source, position) if position < len(source) else None
+        if found is not None:
             body_end = position
-            newline = source.find(b"\n", position)
-            line_end = len(source) if newline < 0 else newline
-            line = source[position:line_end]
-            position = line_end + 1 if newline >= 0 else len(source)
-            terminated = (line.lstrip(b"\t") if strip_tabs else line) == delimiter
+        else:
+            found = re.compile(b"\n" + closing).search(source, position)
+            if found is None:
+                return len(source)
+            body_end = found.start() + 1
+        position = min(found.end() + 1, len(source))
         plain = quoted or not _EXPANSION.search(source, body_start, body_end)
-        if terminated and plain and body_end - body_start > 2:
+        if plain and body_end - body_start > 2:
             scan.text_spans.append((body_start - 1, body_end + 1))
     return position

@@ -18,8 +18,16 @@ _HANDLERS: dict[str, Handler] = {
 _PYTHON = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)*)?[dmtu]?")
 
 
+_PYTHON_NAMES: dict[str, bool] = {}
+
+
 def handler_for(name: str) -> Handler | None:
     handler = _HANDLERS.get(name)
-    if handler is None and _PYTHON.fullmatch(name):
-        return _interpreters.python
-    return handler
+    if handler is not None:
+        return handler
+    is_python = _PYTHON_NAMES.get(name)
+    if is_python is None:
+        if len(_PYTHON_NAMES) >= 4_096:
+            _PYTHON_NAMES.clear()
+        is_python = _PYTHON_NAMES[name] = _PYTHON.fullmatch(name) is not None
+    return _interpreters.python if is_python else None

@@ -28,6 +28,7 @@ _SIMPLE_ESCAPES = {
 _DOUBLE_QUOTE_ESCAPABLE = frozenset('$`"\\')
 _HEREDOC_ESCAPABLE = frozenset("$`\\")
 BRACE_SPECIALS = frozenset("{},\\")
+_BRACE_ESCAPES = {ord(char): "\\" + char for char in BRACE_SPECIALS}
 _MAX_BRACE_GROUPS = 16
 _SEQUENCE = re.compile(
     r"(-?\d{1,18})\.\.(-?\d{1,18})(?:\.\.(-?\d{1,18}))?|([A-Za-z])\.\.([A-Za-z])"
@@ -97,7 +98,7 @@ def decode_ansi_c(body: str) -> str:
 
 def escape_for_braces(text: str) -> str:
     """Protect quoted characters from brace expansion."""
-    return "".join("\\" + char if char in BRACE_SPECIALS else char for char in text)
+    return text.translate(_BRACE_ESCAPES)
 
 
 def brace_expand(pattern: str) -> list[str]:

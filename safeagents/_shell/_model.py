@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from dataclasses import dataclass, field, fields, replace
+from typing import Literal, NamedTuple, Protocol
 
 from safeagents._actions import AnalysisContext, Effect, EffectKind
 
@@ -19,6 +18,8 @@ MAX_LEVEL = 6
 """Deepest re-parse of a string as a script (``bash -c``, ``eval``, a heredoc fed to ``sh``)."""
 MAX_EFFECTS = 2_000
 """Effects one analysis may produce before it stops and reports the rest as opaque."""
+MAX_EXPANDED_CHARS = 2_000_000
+"""Characters of variable values one analysis may substitute (``a=$a$a`` doubles each time)."""
 MAX_EXPANSIONS = 64
 """Words one brace expansion, ``for`` loop or ``xargs`` input may produce."""
 OPAQUE_TEXT_LIMIT = 4_096
@@ -29,8 +30,7 @@ class BudgetExhausted(Exception):
     """The node or effect budget ran out; the walk stops with what it found."""
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(NamedTuple):
     """One shell word after quote removal and expansion of what is statically known."""
 
     text: str
@@ -41,8 +41,7 @@ class Word:
 StreamOrigin = Literal["none", "pipe", "heredoc", "file"]
 
 
-@dataclass(frozen=True, slots=True)
-class Stream:
+class Stream(NamedTuple):
     """What flows on stdin or stdout: its text and the file names it lists, when known."""
 
     text: str | None = None
@@ -83,11 +82,11 @@ class ShellState:
 
     def chdir(self, path: str) -> None:
         self.oldpwd = self.ctx.cwd
-        self.ctx = self.ctx.chdir(path)
+        self.ctx = _with_cwd(self.ctx, resolve_path(self.ctx, path))
 
     def with_cwd(self, path: str) -> ShellState:
         forked = self.fork()
-        forked.ctx = replace(self.ctx, cwd=self.ctx.resolve(path))
+        forked.ctx = _with_cwd(self.ctx, resolve_path(self.ctx, path))
         return forked
 
     def lookup(self, name: str) -> str | None:
@@ -110,6 +109,7 @@ class Run:
         self.seen: set[Effect] = set()
         self.nodes = 0
         self.parsed_bytes = 0
+        self.expanded_chars = 0
 
     def tick(self, count: int = 1) -> None:
         self.nodes += count
@@ -121,16 +121,24 @@ class Run:
         if self.parsed_bytes > MAX_PARSED_BYTES:
             raise BudgetExhausted
 
+    def charge_expansion(self, size: int) -> None:
+        self.expanded_chars += size
+        if self.expanded_chars > MAX_EXPANDED_CHARS:
+            raise BudgetExhausted
+
     def emit(self, effect: Effect) -> None:
         self.insert(len(self.effects), effect)
 
     def insert(self, index: int, effect: Effect) -> None:
         """Record ``effect`` at ``index`` unless an identical one was already recorded."""
-        if effect in self.seen:
+        seen = self.seen
+        before = len(seen)
+        seen.add(effect)
+        if len(seen) == before:
             return
         if len(self.effects) >= MAX_EFFECTS:
+            seen.discard(effect)
             raise BudgetExhausted
-        self.seen.add(effect)
         self.effects.insert(index, effect)
 
 
@@ -159,10 +167,12 @@ class Invocation:
     depth: int
     interpreter: Interpreter
     opaque: bool = False
+    name: str = ""
+    """Basename of the command word (``/usr/bin/rm`` → ``rm``); computed when not given."""
 
-    @property
-    def name(self) -> str:
-        return command_basename(self.words[0].text)
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = command_basename(self.words[0].text)
 
     @property
     def argv(self) -> list[str]:
@@ -177,7 +187,7 @@ class Invocation:
         return self.state.ctx
 
     def path(self, raw: str) -> str:
-        return self.state.ctx.resolve(raw)
+        return resolve_path(self.state.ctx, raw)
 
     def emit(self, effect: Effect) -> None:
         self.run.emit(effect)
@@ -205,8 +215,37 @@ class Invocation:
 Handler = Callable[[Invocation], Stream | None]
 
 
+_PLAIN_CONTEXT = tuple(item.name for item in fields(AnalysisContext)) == ("cwd", "home")
+
+
+def _with_cwd(ctx: AnalysisContext, cwd: str) -> AnalysisContext:
+    """``replace(ctx, cwd=cwd)``, without its cost in the common case of a plain context."""
+    if _PLAIN_CONTEXT and type(ctx) is AnalysisContext:
+        return AnalysisContext(cwd, ctx.home)
+    return replace(ctx, cwd=cwd)
+
+
+_RESOLVED: dict[tuple[str, str, str], str] = {}
+_RESOLVED_LIMIT = 4_096
+
+
+def resolve_path(ctx: AnalysisContext, raw: str) -> str:
+    """``ctx.resolve(raw)``, memoised: the same paths come back in call after call."""
+    if type(ctx) is not AnalysisContext:
+        return ctx.resolve(raw)
+    key = (raw, ctx.cwd, ctx.home)
+    resolved = _RESOLVED.get(key)
+    if resolved is None:
+        if len(_RESOLVED) >= _RESOLVED_LIMIT:
+            _RESOLVED.clear()
+        resolved = _RESOLVED[key] = ctx.resolve(raw)
+    return resolved
+
+
 def command_basename(text: str) -> str:
-    return posixpath.basename(text.rstrip("/")) or text
+    """``posixpath.basename`` of ``text`` without trailing slashes, else ``text`` itself."""
+    stripped = text.rstrip("/")
+    return stripped[stripped.rfind("/") + 1 :] or text
 
 
 _PSEUDO_DEVICES = frozenset(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
 
@@ -15,8 +15,21 @@ class Spec:
     """Options end at the first operand (``timeout 5 rm -f x``: ``-f`` belongs to ``rm``)."""
 
 
+_SPECS: dict[tuple[Hashable, bool], Spec] = {}
+_MAX_SPECS = 1_024
+
+
 def spec(valued: Iterable[str] = (), *, posix: bool = False) -> Spec:
-    return Spec(frozenset(valued), posix)
+    """The :class:`Spec` of ``valued`` options, built once per distinct (hashable) argument."""
+    if not isinstance(valued, Hashable):
+        return Spec(frozenset(valued), posix)
+    key = (valued, posix)
+    found = _SPECS.get(key)
+    if found is None:
+        found = Spec(frozenset(valued), posix)
+        if len(_SPECS) < _MAX_SPECS:
+            _SPECS[key] = found
+    return found
 
 
 @dataclass(slots=True)
@@ -40,58 +53,56 @@ class Parsed:
 
 def parse(args: list[str], options: Spec) -> Parsed:
     """Split ``args`` into options and operands following ``options``."""
-    parsed = Parsed()
+    found: list[tuple[str, str | None]] = []
+    operands: list[str] = []
+    indices: list[int] = []
+    valued = options.valued
+    count = len(args)
     index = 0
-    while index < len(args):
+    while index < count:
         arg = args[index]
-        if arg == "--":
-            _operands(parsed, args, index + 1)
-            break
-        if arg.startswith("--") and len(arg) > 2:
-            index = _long(parsed, args, index, options)
-        elif arg.startswith("-") and len(arg) > 1:
-            index = _short_cluster(parsed, args, index, options)
-        else:
-            parsed.operands.append(arg)
-            parsed.indices.append(index)
+        if arg[:1] != "-" or arg == "-":
+            operands.append(arg)
+            indices.append(index)
             if options.posix:
-                _operands(parsed, args, index + 1)
+                operands.extend(args[index + 1 :])
+                indices.extend(range(index + 1, count))
                 break
+        elif arg == "--":
+            operands.extend(args[index + 1 :])
+            indices.extend(range(index + 1, count))
+            break
+        elif arg[1] == "-":
+            name, equals, value = arg.partition("=")
+            if equals:
+                found.append((name, value))
+            elif name in valued and index + 1 < count:
+                index += 1
+                found.append((name, args[index]))
+            else:
+                found.append((name, None))
+        else:
+            index = _short_cluster(found, args, index, valued)
         index += 1
-    return parsed
+    return Parsed(found, operands, indices)
 
 
-def _operands(parsed: Parsed, args: list[str], start: int) -> None:
-    parsed.operands.extend(args[start:])
-    parsed.indices.extend(range(start, len(args)))
-
-
-def _long(parsed: Parsed, args: list[str], index: int, options: Spec) -> int:
-    arg = args[index]
-    name, equals, value = arg.partition("=")
-    if equals:
-        parsed.options.append((name, value))
-    elif name in options.valued and index + 1 < len(args):
-        parsed.options.append((name, args[index + 1]))
-        return index + 1
-    else:
-        parsed.options.append((name, None))
-    return index
-
-
-def _short_cluster(parsed: Parsed, args: list[str], index: int, options: Spec) -> int:
+def _short_cluster(
+    found: list[tuple[str, str | None]], args: list[str], index: int, valued: frozenset[str]
+) -> int:
+    """Record ``-abc`` as ``-a -b -c``; a valued letter takes the rest or the next argument."""
     arg = args[index]
     for position in range(1, len(arg)):
         name = "-" + arg[position]
-        if name in options.valued:
+        if name in valued:
             rest = arg[position + 1 :]
             if rest:
-                parsed.options.append((name, rest))
+                found.append((name, rest))
             elif index + 1 < len(args):
-                parsed.options.append((name, args[index + 1]))
+                found.append((name, args[index + 1]))
                 return index + 1
             else:
-                parsed.options.append((name, None))
+                found.append((name, None))
             return index
-        parsed.options.append((name, None))
+        found.append((name, None))
     return index

@@ -24,4 +24,4 @@ def parse(source: bytes) -> Tree:
 
         parser = Parser(Language(tree_sitter_bash.language()))
         _local.parser = parser
-    return parser.parse(source.translate(_ASCII_ONLY))
+    return parser.parse(source if source.isascii() else source.translate(_ASCII_ONLY))

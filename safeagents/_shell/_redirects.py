@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from safeagents._actions import Effect
-from safeagents._shell._model import ShellState, Stream, is_pseudo_device
+from safeagents._shell._model import ShellState, Stream, is_pseudo_device, resolve_path
 
 if TYPE_CHECKING:
     from safeagents._shell._walker import Walker
@@ -85,7 +85,7 @@ class Redirections:
         target = self.walker.resolver.resolve_joined(destinations[0], state, depth + 1)
         if operator in _DUPLICATING and (target.text.isdigit() or target.text in ("-", "")):
             return
-        path = state.ctx.resolve(target.text) if target.text else ""
+        path = resolve_path(state.ctx, target.text) if target.text else ""
         if not path or is_pseudo_device(path):
             if operator.startswith("<"):
                 prepared.stdin = Stream(origin="file")

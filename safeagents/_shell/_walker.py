@@ -45,10 +45,11 @@ class Walker:
 
     def __init__(self, script: str, run: Run, level: int) -> None:
         self.script_text = script
+        ascii_text = script if script.isascii() else None
         self.source = script.encode("utf-8", "replace")
         self.run = run
         self.level = level
-        self.resolver = WordResolver(self.source, run, self)
+        self.resolver = WordResolver(self.source, run, self, ascii_text)
         self.redirections = Redirections(self)
         self.commands = SimpleCommands(self)
 
@@ -57,6 +58,9 @@ class Walker:
 
     def analyse(self, state: ShellState, depth: int, stdin: Stream = NO_INPUT) -> None:
         """Analyse the script, in top-level pieces when it is too long to parse at once."""
+        if len(self.source) <= PARSE_LIMIT:
+            self._analyse_tree(state, depth, stdin)
+            return
         pieces = plan(self.source)
         if len(pieces.pieces) == 1 and pieces.pieces[0].parseable:
             self._analyse_tree(state, depth, stdin, pieces.pieces[0].text_spans)
@@ -149,14 +153,16 @@ class Walker:
 
     def block(self, node: Node, state: ShellState, depth: int, stdin: Stream) -> Stream:
         """Run the statements among ``node``'s children in order, in ``state``."""
-        children = [child for child in node.children if child.type not in _SKIPPED]
+        children = [
+            (child, kind) for child in node.children if (kind := child.type) not in _SKIPPED
+        ]
         results: list[Stream] = []
-        for index, child in enumerate(children):
+        for index, (child, kind) in enumerate(children):
             if not child.is_named:
                 continue
-            background = index + 1 < len(children) and children[index + 1].type == "&"
+            background = index + 1 < len(children) and children[index + 1][1] == "&"
             target = state.fork() if background else state
-            if child.type in _SUBSTITUTIONS:
+            if kind in _SUBSTITUTIONS:
                 self.substitution(child, target, depth)
                 continue
             results.append(self.statement(child, target, depth, stdin))
@@ -166,11 +172,12 @@ class Walker:
         self, elements: list[Node], state: ShellState, depth: int, stdin: Stream
     ) -> Stream:
         current = stdin
+        start = elements[0].start_byte if elements else 0
+        span_text = self.resolver.span_text
         for element in elements:
             output = self.statement(element, state.fork(), depth + 1, current)
-            producer = self.source[elements[0].start_byte : element.end_byte]
-            producer_text = producer.decode("utf-8", "replace")
-            current = Stream(output.text, output.paths, "pipe", output.exact, producer_text)
+            producer = span_text(start, element.end_byte)
+            current = Stream(output.text, output.paths, "pipe", output.exact, producer)
         return current
 
     def redirected(self, node: Node, state: ShellState, depth: int, stdin: Stream) -> Stream:

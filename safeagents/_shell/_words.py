@@ -87,16 +87,47 @@ class _Accumulator:
 class WordResolver:
     """Resolves word nodes of one parsed script."""
 
-    def __init__(self, source: bytes, run: Run, walker: Substitutions) -> None:
+    def __init__(
+        self, source: bytes, run: Run, walker: Substitutions, ascii_text: str | None = None
+    ) -> None:
         self.source = source
         self.run = run
         self.walker = walker
+        self.ascii_text = ascii_text
+        """The script itself when it is ASCII: byte offsets are then character offsets."""
 
     def text(self, node: Node) -> str:
+        if self.ascii_text is not None:
+            return self.ascii_text[node.start_byte : node.end_byte]
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def span_text(self, start: int, end: int) -> str:
+        """The script text between two byte offsets."""
+        if self.ascii_text is not None:
+            return self.ascii_text[start:end]
+        return self.source[start:end].decode("utf-8", "replace")
 
     def resolve(self, node: Node, state: ShellState, depth: int) -> list[Word]:
         """The words ``node`` expands to (several after brace expansion)."""
+        kind = node.type
+        run = self.run
+        if kind == "command_name" and node.child_count == 1:
+            run.tick()
+            node = node.children[0]
+            kind = node.type
+            depth += 1
+        if kind == "word" or kind == "raw_string" or kind == "number":
+            ascii_text = self.ascii_text
+            if ascii_text is not None:
+                text = ascii_text[node.start_byte : node.end_byte]
+            else:
+                text = self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+            if kind == "raw_string":
+                run.tick()
+                return [Word(text[1:-1])]
+            if "\\" not in text and "{" not in text and text[:1] != "~":
+                run.tick()
+                return [Word(text)]
         accumulator = _Accumulator()
         self._append(node, accumulator, state, depth, first=True)
         return accumulator.words()
@@ -211,6 +242,7 @@ class WordResolver:
             return
         value = state.lookup(name)
         if value is not None:
+            self.run.charge_expansion(len(value))
             out.quoted(value)
         else:
             out.raw(raw, exact=name in _NUMERIC_SPECIALS)

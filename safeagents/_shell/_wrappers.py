@@ -27,6 +27,11 @@ class Unwrapped:
 Rule = Callable[[Unwrapped, Stream], Unwrapped | None]
 
 
+def is_wrapper(name: str) -> bool:
+    """Whether the command ``name`` (a basename) runs another command given in its arguments."""
+    return name in _RULES
+
+
 def unwrap(words: list[Word], state: ShellState, stdin: Stream) -> Unwrapped:
     """Strip wrappers until the command that does the work; a bare wrapper stays itself."""
     current = Unwrapped(words, state)

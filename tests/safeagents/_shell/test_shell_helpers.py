@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
+
 import pytest
 
+from safeagents._actions import AnalysisContext
 from safeagents._shell._chunks import PARSE_LIMIT, masked, plan
+from safeagents._shell._dispatch import handler_for
 from safeagents._shell._expand import (
     brace_expand,
     decode_ansi_c,
@@ -12,7 +16,8 @@ from safeagents._shell._expand import (
     unescape_double_quoted,
     unescape_unquoted,
 )
-from safeagents._shell._model import MAX_EXPANSIONS
+from safeagents._shell._interpreters import python as python_handler
+from safeagents._shell._model import MAX_EXPANSIONS, command_basename, resolve_path
 from safeagents._shell._network import host_of
 from safeagents._shell._options import parse, spec
 
@@ -110,3 +115,37 @@ def test_masking_keeps_offsets_and_newlines() -> None:
 )
 def test_host_of(url: str, host: str | None) -> None:
     assert host_of(url) == host
+
+
+def test_option_specs_are_built_once_per_argument() -> None:
+    assert spec(("-n", "--lines")) is spec(("-n", "--lines"))
+    assert spec(("-n",), posix=True) is not spec(("-n",))
+    assert spec(["-n"]).valued == frozenset({"-n"})
+
+
+@pytest.mark.parametrize(
+    "raw", ["t.py", "./a/../b", "~/x", "$HOME/y", "/abs//p/", "..", "", " sp ace ", "\u00e9/\u00e8"]
+)
+@pytest.mark.parametrize("cwd", ["/workspace", "/", "/w/\u00e9"])
+def test_memoised_path_resolution_matches_the_context(raw: str, cwd: str) -> None:
+    ctx = AnalysisContext(cwd=cwd, home="/home/u")
+    assert resolve_path(ctx, raw) == ctx.resolve(raw)
+    assert resolve_path(ctx, raw) == ctx.resolve(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("rm", "rm"), ("/usr/bin/rm", "rm"), ("./run.sh", "run.sh"), ("dir/", "dir"), ("/", "/"),
+     ("//", "//"), ("a//b//", "b")],
+)  # fmt: skip
+def test_command_basename(text: str, name: str) -> None:
+    assert command_basename(text) == name
+    assert command_basename(text) == (posixpath.basename(text.rstrip("/")) or text)
+
+
+def test_python_interpreters_are_recognised_by_name() -> None:
+    for name in ("python", "python3", "python3.11", "pypy3", "python3.13t"):
+        assert handler_for(name) is python_handler
+    for name in ("pythonx", "ipython", "xpython3"):
+        assert handler_for(name) is None
+    assert handler_for("rm") is not None and handler_for("rm") is handler_for("rm")

@@ -12,7 +12,8 @@ from shell_cases import CTX
 from safeagents._actions import Effect
 from safeagents._shell import _walker as walker_module
 from safeagents._shell import analyze_shell
-from safeagents._shell._model import MAX_EFFECTS, MAX_LEVEL
+from safeagents._shell._cache import RESULTS
+from safeagents._shell._model import MAX_EFFECTS, MAX_EXPANDED_CHARS, MAX_LEVEL
 
 SANITY_SECONDS = 2.0
 """A generous wall-clock sanity bound; the real guarantee is the node budget."""
@@ -121,6 +122,21 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+def test_variable_doubling_is_bounded() -> None:
+    script = "a=x; " + "a=$a$a; " * 40 + "rm $a"
+    effects = _analyse_quickly(script)
+    assert effects[-1] == Effect("exec", command=script, opaque=True)
+    assert not any(effect.kind == "delete" for effect in effects)
+
+
+def test_large_variables_within_the_budget_are_still_substituted() -> None:
+    value = "d" * 3000
+    uses = MAX_EXPANDED_CHARS // len(value) // 100
+    effects = _analyse_quickly(f"v={value}; rm " + " ".join(f"$v/{i}" for i in range(uses)))
+    assert Effect("delete", path=f"/workspace/{value}/{uses - 1}") in effects
+    assert not any(effect.opaque for effect in effects)
+
+
 def test_depth_beyond_the_cap_is_opaque() -> None:
     effects = analyze_shell("rm x", CTX, _depth=MAX_LEVEL + 1)
     assert effects == [Effect("exec", command="rm x", opaque=True)]
@@ -131,7 +147,11 @@ def test_internal_errors_become_an_opaque_exec(monkeypatch: pytest.MonkeyPatch) 
         raise KeyError("bug")
 
     monkeypatch.setattr(walker_module.Walker, "analyse", broken)
+    RESULTS.clear()
     assert analyze_shell("rm x", CTX) == [Effect("exec", command="rm x", opaque=True)]
+    assert analyze_shell("rm x", CTX) == [Effect("exec", command="rm x", opaque=True)]
+    monkeypatch.undo()
+    assert Effect("delete", path="/workspace/x") in analyze_shell("rm x", CTX)
 
 
 def test_non_string_input_does_not_raise() -> None:
