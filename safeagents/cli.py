@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_serve(sub)
     _add_sessions(sub)
     _add_demo(sub)
+    _add_intercept(sub)
     return parser
 
 
@@ -153,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": _serve,
             "sessions": _sessions,
             "demo": _demo,
+            "intercept": _intercept,
         }
         return handler[args.command](args, out, err)
     except _UsageError as exc:
@@ -312,6 +314,75 @@ def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         highlight=False,
     )
     serve(config, workers=args.workers, log_level=args.log_level)
+    return EXIT_OK
+
+
+def _add_intercept(sub: argparse._SubParsersAction[_Parser]) -> None:
+    intercept = sub.add_parser(
+        "intercept", help="check model API traffic as an HTTPS forward proxy (mitmproxy)"
+    )
+    _add_rule_options(intercept)
+    intercept.add_argument("--listen-host", default="127.0.0.1")
+    intercept.add_argument("--listen-port", type=int, default=8080)
+    intercept.add_argument("--store", default="safeagents.db", metavar="PATH.db")
+    intercept.add_argument("--mode", choices=("enforce", "monitor"), default="enforce")
+    intercept.add_argument("--strategy", choices=("reask", "rewrite", "stop"), default="reask")
+    intercept.add_argument("--max-reasks", type=int, default=3, metavar="N")
+    intercept.add_argument("--cwd", default="/workspace", help="agent working directory")
+    intercept.add_argument(
+        "--confdir", default="~/.mitmproxy", help="mitmproxy's directory (its CA lives there)"
+    )
+    intercept.add_argument(
+        "--ssl-insecure", action="store_true", help="do not verify upstream TLS certificates"
+    )
+    intercept.add_argument(
+        "--log-level", choices=("error", "warn", "info", "debug"), default="info"
+    )
+
+
+def _intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents.rules import Engine, RuleLoadError
+
+    if args.max_reasks < 0:
+        raise _UsageError("--max-reasks must be >= 0")
+    variables = _parse_vars(args.var)
+    rules = _load_rules(args.rules, args.var, err)
+    try:
+        Engine(rules)
+    except RuleLoadError as exc:
+        for error in exc.errors:
+            err.print(str(error), highlight=False, markup=False)
+        raise _UsageError(f"{len(exc.errors)} error(s) in rule files") from None
+    try:
+        from safeagents.intercept import InterceptSettings, run_intercept
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] != "mitmproxy":
+            raise
+        raise _UsageError(
+            "safeagents intercept needs mitmproxy: pip install 'safeagents[intercept]'"
+        ) from None
+    settings = InterceptSettings(
+        rules=tuple(args.rules or ()),
+        vars=variables,
+        store=args.store,
+        mode=args.mode,
+        strategy=args.strategy,
+        max_reasks=args.max_reasks,
+        cwd=args.cwd,
+        listen_host=args.listen_host,
+        listen_port=args.listen_port,
+        confdir=args.confdir,
+        ssl_insecure=args.ssl_insecure,
+        log_level=args.log_level,
+    )
+    ca = Path(args.confdir).expanduser() / "mitmproxy-ca-cert.pem"
+    err.print(
+        f"safeagents intercept: proxy http://{args.listen_host}:{args.listen_port}  "
+        f"({len(rules.rules)} rules, {args.mode}, {args.strategy}, store {args.store}); "
+        f"clients must trust {ca}",
+        highlight=False,
+    )
+    run_intercept(settings)
     return EXIT_OK
 
 

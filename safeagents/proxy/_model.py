@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import json
-import uuid
 import zlib
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from safeagents._actions import AnalysisContext
-from safeagents._registry import FALLBACK_HARNESS, UnknownHarnessError
 from safeagents.protocols import Dialect, RequestInfo, session_prefix
-from safeagents.proxy._exchange import Attempt, Decision, Exchange
-from safeagents.proxy._identity import resolve_identity, root_key
+from safeagents.proxy._exchange import Exchange
+from safeagents.proxy._prepare import answer_stopped, enforcing_stop, prepare_exchange
 from safeagents.proxy._replies import dialect_error, render
 from safeagents.proxy._services import Services
-from safeagents.proxy._sessions import plan_request
 from safeagents.proxy._stream import complete_exchange, stream_exchange
-from safeagents.store import SessionRecord
 
 __all__ = ["BodyTooLarge", "handle_model", "read_body"]
-
-CWD_HEADER = "x-safeagents-cwd"
-HARNESS_HEADER = "x-safeagents-harness"
 
 
 class BodyTooLarge(Exception):
@@ -70,8 +62,8 @@ async def handle_model(services: Services, request: Request, dialect: Dialect) -
     except (TypeError, ValueError, AttributeError) as error:
         return dialect_error(dialect, 400, f"malformed {dialect.name} request: {error}", "bad_body")
     ex = await _prepare(services, request, dialect, body, info)
-    if ex.session is not None and ex.session.stopped and _enforcing_stop(services, ex):
-        return await _already_stopped(services, ex)
+    if enforcing_stop(services, ex):
+        return render(ex, await answer_stopped(services, ex))
     if info.stream:
         return await stream_exchange(services, ex)
     return await complete_exchange(services, ex)
@@ -81,59 +73,12 @@ async def _prepare(
     services: Services, request: Request, dialect: Dialect, body: dict[str, Any], info: RequestInfo
 ) -> Exchange:
     path_id, api_path = session_prefix(request.url.path)
-    headers = request.headers
-    root = root_key(dialect.name, body, info)
-    identity = resolve_identity(path_id, headers, root)
-    live = await services.store.live_state(identity.id)
-    plan = plan_request(dialect, body, info, live.session, live.hidden, root)
-    upstream_body = plan.upstream_body
-    if services.config.capture_tokens:
-        upstream_body = dialect.request_token_fields(upstream_body)
-    cwd = headers.get(CWD_HEADER) or (live.session.cwd if live.session else services.config.cwd)
-    return Exchange(
-        id=uuid.uuid4().hex,
-        session_id=identity.id,
-        dialect=dialect,
-        info=info,
-        body=body,
-        plan=plan,
-        harness=_harness(services, info, live.session, headers.get(HARNESS_HEADER)),
-        analysis=AnalysisContext(cwd=cwd),
-        root=root,
-        session=live.session,
+    return await prepare_exchange(
+        services,
+        dialect,
+        body,
+        info,
+        path_id=path_id,
+        headers=request.headers,
         upstream_url=services.upstream.url(api_path, request.url.query, model=True),
-        upstream_headers=services.upstream.headers(headers, model=True),
-        upstream_body=upstream_body,
     )
-
-
-def _harness(
-    services: Services, info: RequestInfo, session: SessionRecord | None, override: str | None
-) -> str:
-    registry = services.engine.registry
-    if override:
-        try:
-            return registry.harness(override).name
-        except UnknownHarnessError:
-            pass
-    if info.has_tools:
-        return registry.detect(info.tool_names).name
-    return session.harness if session is not None and session.harness else FALLBACK_HARNESS
-
-
-def _enforcing_stop(services: Services, ex: Exchange) -> bool:
-    config = services.config
-    return config.mode == "enforce" and config.strategy == "stop" and ex.plan.kind == "main"
-
-
-async def _already_stopped(services: Services, ex: Exchange) -> Response:
-    """A stopped run's later requests get the stop answer without reaching the upstream."""
-    text = "safeagents stopped this run after a blocked tool call; it cannot continue."
-    delivered = ex.dialect.text_response(ex.info, text)
-    attempt = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
-    attempt.finish(None)
-    attempt.delivered = delivered
-    await services.recorder.record(
-        ex, Decision(delivered=delivered, attempts=[attempt], stopped=True)
-    )
-    return render(ex, delivered)

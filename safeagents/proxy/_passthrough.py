@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
 
-import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from safeagents.protocols import session_prefix
+from safeagents.proxy._http import Response as UpstreamResponse
 from safeagents.proxy._model import BodyTooLarge
 from safeagents.proxy._services import Services
 from safeagents.proxy._streaming import BodyStream
@@ -26,7 +26,7 @@ async def _limited(request: Request, limit: int) -> AsyncIterator[bytes]:
         yield chunk
 
 
-async def _relay(upstream: httpx.Response) -> AsyncGenerator[bytes, None]:
+async def _relay(upstream: UpstreamResponse) -> AsyncGenerator[bytes, None]:
     async for chunk in upstream.aiter_raw():
         yield chunk
 

@@ -9,11 +9,12 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
-import httpx
 from starlette.responses import JSONResponse, Response
 
 from safeagents.protocols import StreamError
 from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
+from safeagents.proxy._http import HTTPError, UpstreamTimeout
+from safeagents.proxy._http import Response as UpstreamResponse
 from safeagents.proxy._replies import (
     parse_upstream,
     render,
@@ -59,7 +60,7 @@ async def complete_exchange(services: Services, ex: Exchange) -> Response:
 
 
 async def _conclude(
-    services: Services, ex: Exchange, first: Attempt, content: bytes, upstream: httpx.Response
+    services: Services, ex: Exchange, first: Attempt, content: bytes, upstream: UpstreamResponse
 ) -> Response:
     try:
         decision = await services.enforcer.decide(ex, first)
@@ -103,7 +104,7 @@ async def stream_exchange(services: Services, ex: Exchange) -> Response:
 
 
 async def _events(
-    services: Services, ex: Exchange, first: Attempt, upstream: httpx.Response
+    services: Services, ex: Exchange, first: Attempt, upstream: UpstreamResponse
 ) -> AsyncGenerator[bytes, None]:
     """The client's stream. In monitor mode (no token capture) it is the upstream's bytes,
     one chunk behind so that the end of the stream waits for the turn to be recorded."""
@@ -125,7 +126,7 @@ async def _events(
                     forwarded = True
                     yield out
             response = assembler.finish()
-        except (StreamError, httpx.HTTPError) as problem:
+        except (StreamError, HTTPError) as problem:
             error = _stream_failure(problem)
             settled = True
             with anyio.CancelScope(shield=True):
@@ -169,6 +170,6 @@ async def _events(
 def _stream_failure(problem: Exception) -> UpstreamError:
     if isinstance(problem, StreamError):
         return UpstreamError(502, "upstream_malformed", f"malformed upstream stream: {problem}")
-    if isinstance(problem, httpx.TimeoutException):
+    if isinstance(problem, UpstreamTimeout):
         return UpstreamError(504, "upstream_timeout", f"upstream timed out mid-stream: {problem!r}")
     return UpstreamError(502, "upstream_unreachable", f"upstream stream broke: {problem!r}")

@@ -6,9 +6,8 @@ import json
 from collections.abc import AsyncIterable, Mapping
 from typing import Any
 
-import httpx
-
 from safeagents.proxy._config import ProxyConfig
+from safeagents.proxy._http import Client, Headers, HTTPError, Response, UpstreamTimeout
 
 __all__ = ["HOP_BY_HOP", "Upstream", "UpstreamError", "UpstreamStatus", "clean_response_headers"]
 
@@ -51,7 +50,7 @@ class UpstreamStatus(Exception):
         self.headers = dict(headers)
 
 
-def clean_response_headers(headers: httpx.Headers, *, decoded: bool) -> dict[str, str]:
+def clean_response_headers(headers: Headers, *, decoded: bool) -> dict[str, str]:
     """Upstream response headers safe to send on: no hop-by-hop, no stale length/encoding."""
     drop = HOP_BY_HOP | {"content-length"} | ({"content-encoding"} if decoded else set())
     return {key: value for key, value in headers.items() if key.lower() not in drop}
@@ -60,14 +59,11 @@ def clean_response_headers(headers: httpx.Headers, *, decoded: bool) -> dict[str
 class Upstream:
     """One pooled HTTP client for the model server at ``config.upstream``."""
 
-    def __init__(self, config: ProxyConfig, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, config: ProxyConfig, client: Client | None = None) -> None:
         root = config.upstream.rstrip("/")
         self.root = root.removesuffix("/v1")
-        self.client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout),
-            limits=httpx.Limits(max_connections=1024, max_keepalive_connections=256),
-            follow_redirects=False,
-            trust_env=False,
+        self.client = client or Client(
+            timeout=config.timeout, connect_timeout=config.connect_timeout, max_idle=256
         )
 
     def url(self, path: str, query: str = "", *, model: bool = False) -> str:
@@ -104,26 +100,25 @@ class Upstream:
         url: str,
         headers: Mapping[str, str],
         content: bytes | AsyncIterable[bytes] | None,
-    ) -> httpx.Response:
+    ) -> Response:
         """Send a request and return the response with its body still streaming."""
-        request = self.client.build_request(method, url, headers=headers, content=content)
         try:
-            return await self.client.send(request, stream=True)
-        except httpx.TimeoutException as error:
+            return await self.client.send(method, url, headers, content)
+        except UpstreamTimeout as error:
             raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
-        except httpx.HTTPError as error:
+        except HTTPError as error:
             raise UpstreamError(
                 502, "upstream_unreachable", f"cannot reach the upstream model server: {error!r}"
             ) from None
 
     @staticmethod
-    async def read(response: httpx.Response) -> bytes:
+    async def read(response: Response) -> bytes:
         """The whole (decoded) body; errors mapped like :meth:`open`."""
         try:
             return await response.aread()
-        except httpx.TimeoutException as error:
+        except UpstreamTimeout as error:
             raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
-        except httpx.HTTPError as error:
+        except HTTPError as error:
             raise UpstreamError(
                 502, "upstream_unreachable", f"upstream connection failed: {error!r}"
             ) from None
@@ -132,7 +127,7 @@ class Upstream:
 
     async def complete(
         self, url: str, headers: Mapping[str, str], body: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], httpx.Headers]:
+    ) -> tuple[dict[str, Any], Headers]:
         """POST a non-stream model request and return its JSON object."""
         payload = json.dumps(body, ensure_ascii=False).encode()
         headers = {**headers, "content-type": "application/json"}
@@ -145,7 +140,7 @@ class Upstream:
         await self.client.aclose()
 
 
-def check_status(status: int, content: bytes, headers: httpx.Headers) -> None:
+def check_status(status: int, content: bytes, headers: Headers) -> None:
     """Raise for an upstream error status: 5xx becomes a 502, 4xx is passed on as is."""
     if status >= 500:
         snippet = content[:_SNIPPET].decode("utf-8", "replace")
