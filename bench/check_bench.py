@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine_bench import build_rules  # noqa: E402
+from engine_bench import build_rules
 
-from safeagents._actions import AnalysisContext, ToolCall  # noqa: E402
-from safeagents._detector import SessionState  # noqa: E402
-from safeagents.rules import Engine, RuleSet  # noqa: E402
+from safeagents._actions import AnalysisContext, ToolCall
+from safeagents._detector import SessionState
+from safeagents.rules import Engine, RuleSet
 
 SIZES = {"100 B": 100, "10 KB": 10_000, "100 KB": 100_000}
 SAMPLES = 400
@@ -57,9 +57,11 @@ def _shell_script(size: int) -> str:
 
 def _calls(size: int) -> dict[str, tuple[str, ToolCall]]:
     source = _python_source(size)
-    patch = "*** Begin Patch\n*** Update File: src/calc.py\n@@\n" + "".join(
-        f"+{line}\n" for line in source.splitlines()
-    ) + "*** End Patch\n"
+    patch = (
+        "*** Begin Patch\n*** Update File: src/calc.py\n@@\n"
+        + "".join(f"+{line}\n" for line in source.splitlines())
+        + "*** End Patch\n"
+    )
     return {
         "pi bash": ("pi", ToolCall("c1", "bash", {"command": _shell_script(size)})),
         "claude Write .py": (
