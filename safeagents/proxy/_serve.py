@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import gc
 import os
-import socket
-import threading
-import time
-from types import TracebackType
 
 import uvicorn
 from starlette.applications import Starlette
 
+from safeagents._thread_server import ThreadedServer
 from safeagents.proxy._app import create_app
 from safeagents.proxy._config import ProxyConfig
 from safeagents.rules import Engine
@@ -59,12 +56,14 @@ def serve(config: ProxyConfig, *, workers: int = 1, log_level: str = "warning") 
     )
 
 
-class ProxyServer:
+class ProxyServer(ThreadedServer):
     """The proxy on a loopback port in a background thread (tests, ``safeagents demo``).
 
     ``port`` defaults to ``config.port`` (0 picks a free one); :attr:`url` is the root and
     :attr:`base_url` adds ``/v1``.
     """
+
+    label = "safeagents proxy"
 
     def __init__(
         self,
@@ -74,66 +73,11 @@ class ProxyServer:
         store: Store | None = None,
         port: int | None = None,
     ) -> None:
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((config.host, config.port if port is None else port))
-        self.host = config.host
-        self.port: int = self._socket.getsockname()[1]
         self.app = create_app(config, engine=engine, store=store)
-        uvicorn_config = uvicorn.Config(
-            self.app,
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-            ws="none",
-            timeout_graceful_shutdown=1,
+        super().__init__(
+            self.app, config.host, config.port if port is None else port, lifespan="on"
         )
-        self._server = uvicorn.Server(uvicorn_config)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
 
     def session_url(self, session_id: str) -> str:
         """A base URL that puts every request in session ``session_id``."""
         return f"{self.url}/s/{session_id}/v1"
-
-    def start(self, timeout: float = 10.0) -> ProxyServer:
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(
-            target=self._server.run,
-            kwargs={"sockets": [self._socket]},
-            name=f"safeagents-proxy-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"safeagents proxy did not start on {self.url}")
-            time.sleep(0.01)
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        if self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout)
-            self._thread = None
-        self._socket.close()
-
-    def __enter__(self) -> ProxyServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from types import TracebackType
-
-import uvicorn
-
+from safeagents._thread_server import ThreadedServer
 from safeagents.scripted._app import RecordedRequest, ScriptedModel, create_app
 from safeagents.scripted._script import Script
 
 __all__ = ["ScriptedServer"]
 
 
-class ScriptedServer:
+class ScriptedServer(ThreadedServer):
     """A scripted model server; use as a context manager or call :meth:`start`/:meth:`stop`.
 
     ``port=0`` picks a free port; :attr:`url` is the root (``http://127.0.0.1:PORT``) and
     :attr:`base_url` the OpenAI-style base (``.../v1``).
     """
+
+    label = "scripted model server"
 
     def __init__(
         self,
@@ -31,69 +27,10 @@ class ScriptedServer:
         event_delay: float = 0.0,
     ) -> None:
         self.model = ScriptedModel(script, model_names=model_names, event_delay=event_delay)
-        self.host = host
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, port))
-        self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(
-            create_app(self.model),
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            http="h11",
-            loop="asyncio",
-            timeout_graceful_shutdown=1,
+        super().__init__(
+            create_app(self.model), host, port, lifespan="off", http="h11", loop="asyncio"
         )
-        self._server = uvicorn.Server(config)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
 
     @property
     def requests(self) -> list[RecordedRequest]:
         return self.model.requests
-
-    def start(self, timeout: float = 10.0) -> ScriptedServer:
-        """Start serving; returns once the socket accepts connections."""
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(
-            target=self._server.run,
-            kwargs={"sockets": [self._socket]},
-            name=f"scripted-model-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"scripted model server did not start on {self.url}")
-            time.sleep(0.01)
-        return self
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop serving and release the port."""
-        if self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout)
-            self._thread = None
-        self._socket.close()
-
-    def __enter__(self) -> ScriptedServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
