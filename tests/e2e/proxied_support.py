@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import threading
-import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-import uvicorn
-
+from safeagents._thread_server import ThreadedServer
 from safeagents.scripted import RecordedRequest, Script
 
 BUGGY = "def add(a, b):\n    return a - b\n"
@@ -151,45 +147,10 @@ class ByteTap:
                 self.exchanges.append(exchange)
 
 
-class AppServer:
+class AppServer(ThreadedServer):
     """Any ASGI app on a free loopback port in a background thread (lifespan on)."""
 
+    label = "test server"
+
     def __init__(self, app: ASGIApp, lifespan: str = "on") -> None:
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.bind(("127.0.0.1", 0))
-        self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan=lifespan,  # type: ignore[arg-type]
-            ws="none",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> AppServer:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"test server did not start on {self.url}")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._socket.close()
+        super().__init__(app, "127.0.0.1", 0, lifespan=lifespan)

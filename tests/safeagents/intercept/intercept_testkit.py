@@ -14,15 +14,12 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-import uvicorn
-
+from safeagents._thread_server import ThreadedServer
 from safeagents.scripted import Script, ScriptedModel, create_app
 from safeagents.store import SQLiteStore
 
@@ -95,51 +92,25 @@ def make_certificate(python: str, directory: Path) -> tuple[Path, Path]:
     return directory / "cert.pem", directory / "key.pem"
 
 
-class TLSScriptedServer:
+class TLSScriptedServer(ThreadedServer):
     """The scripted model over HTTPS on a loopback port, in a background thread."""
+
+    label = "the TLS scripted model"
 
     def __init__(self, cert: Path, key: Path) -> None:
         self.model = ScriptedModel(Script.from_data([]))
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.bind(("127.0.0.1", 0))
-        self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(
+        super().__init__(
             create_app(self.model),
-            log_level="warning",
-            access_log=False,
+            "127.0.0.1",
+            0,
             lifespan="off",
-            ws="none",
             ssl_certfile=str(cert),
             ssl_keyfile=str(key),
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
         )
 
     @property
     def base_url(self) -> str:
         return f"https://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> TLSScriptedServer:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the TLS scripted model did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._server.should_exit = True
-        self._thread.join(5)
-        self._socket.close()
 
 
 def free_port() -> int:
