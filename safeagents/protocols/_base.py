@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .._actions import ToolCall
-from ._common import JSONObject, StreamError
+from ._common import JSONObject, StreamError, as_list
 from ._sse import SSEEvent, SSEParser
 from ._tokens import TokenCapture
 
@@ -133,12 +133,23 @@ class Dialect(ABC):
     ) -> list[JSONObject]:
         """The assistant turn with all its calls plus one result per call (the hidden pair)."""
 
-    @abstractmethod
+    conversation_field: ClassVar[str] = "messages"
+    """The request body field that holds the conversation."""
+
+    def conversation(self, body: Mapping[str, Any]) -> list[Any]:
+        """The conversation items of a request body, as a new list."""
+        return list(as_list(body.get(self.conversation_field)))
+
     def splice(self, body: Mapping[str, Any], at: int, items: list[JSONObject]) -> JSONObject:
         """A copy of ``body`` with ``items`` inserted at conversation position ``at``.
 
         Untouched conversation items are shared with ``body``; treat both as immutable.
         """
+        conversation = self.conversation(body)
+        if not 0 <= at <= len(conversation):
+            raise ValueError(f"splice position {at} outside 0..{len(conversation)}")
+        conversation[at:at] = copy.deepcopy(items)
+        return {**body, self.conversation_field: conversation}
 
     def with_rejections(
         self,

@@ -110,13 +110,6 @@ class AnthropicMessages(Dialect):
             results.append(result)
         return [{"role": "assistant", "content": replayed}, {"role": "user", "content": results}]
 
-    def splice(self, body: Mapping[str, Any], at: int, items: list[JSONObject]) -> JSONObject:
-        messages = list(as_list(body.get("messages")))
-        if not 0 <= at <= len(messages):
-            raise ValueError(f"splice position {at} outside 0..{len(messages)}")
-        messages[at:at] = copy.deepcopy(items)
-        return {**body, "messages": messages}
-
     def text_response(self, request: RequestInfo, text: str) -> JSONObject:
         return {
             "id": new_id("msg_"),

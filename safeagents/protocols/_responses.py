@@ -105,12 +105,10 @@ class Responses(Dialect):
         ]
         return [*replayed, *results]
 
-    def splice(self, body: Mapping[str, Any], at: int, items: list[JSONObject]) -> JSONObject:
-        conversation = list(_input_items(body))
-        if not 0 <= at <= len(conversation):
-            raise ValueError(f"splice position {at} outside 0..{len(conversation)}")
-        conversation[at:at] = copy.deepcopy(items)
-        return {**body, "input": conversation}
+    conversation_field = "input"
+
+    def conversation(self, body: Mapping[str, Any]) -> list[Any]:
+        return list(_input_items(body))
 
     def text_response(self, request: RequestInfo, text: str) -> JSONObject:
         message = {
