@@ -30,7 +30,10 @@ class Harness:
         raise NotImplementedError("The 'effects' method must be implemented.")
 
     def detect(self, tool_names: Collection[str]) -> float:
-        """How well ``tool_names`` (a request's tool list) fits this harness, 0..1."""
+        """How well ``tool_names`` (a request's tool list) fits this harness, 0..1.
+
+        The score must depend on the set of names only (the registry caches it per set).
+        """
         if not self.tools or not tool_names:
             return 0.0
         hits = len(self.tools.intersection(tool_names))

@@ -71,6 +71,9 @@ class PluginError(ValueError):
     """A plugin returned something unusable, or a name another plugin already has."""
 
 
+_DETECT_CACHE_SIZE = 1024
+
+
 class Registry:
     """The harnesses and detectors all registered plugins provide."""
 
@@ -87,6 +90,7 @@ class Registry:
         self._lookup = _lookup_table(harnesses)
         self._fallback = self._lookup.get(FALLBACK_HARNESS) or _builtin_fallback()
         self._warned_unknown: set[str] = set()
+        self._detected: dict[frozenset[str], Harness] = {}
 
     def harness(self, name: str) -> Harness:
         """The harness called ``name`` or with that alias (case-insensitive)."""
@@ -96,7 +100,20 @@ class Registry:
         return harness
 
     def detect(self, tool_names: Collection[str]) -> Harness:
-        """The harness whose tools best fit a request's tool list; the generic one if none."""
+        """The harness whose tools best fit a request's tool list; the generic one if none.
+
+        A harness's score depends on the set of names only, so the answer is remembered per
+        set: the proxy asks with the same tool list on every request of a session.
+        """
+        key = frozenset(name for name in tool_names if isinstance(name, str))
+        chosen = self._detected.get(key)
+        if chosen is None:
+            if len(self._detected) >= _DETECT_CACHE_SIZE:
+                self._detected.clear()
+            chosen = self._detected[key] = self._score(key)
+        return chosen
+
+    def _score(self, tool_names: frozenset[str]) -> Harness:
         best_score, chosen = 0.0, self._fallback
         for name in sorted(self.harnesses):  # ties go to the first name, whatever the load order
             harness = self.harnesses[name]

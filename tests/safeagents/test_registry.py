@@ -274,6 +274,28 @@ def test_detect_ties_are_broken_by_name() -> None:
     assert registry.detect(["t1", "t2"]).name == "alpha"
 
 
+class _CountingHarness(Harness):
+    name = "counting"
+    tools = frozenset({"c1", "c2"})
+    calls = 0
+
+    def effects(self, call: ToolCall, ctx: AnalysisContext) -> list[Effect] | None:
+        return []
+
+    def detect(self, tool_names: Collection[str]) -> float:
+        type(self).calls += 1
+        return super().detect(tool_names)
+
+
+def test_detect_scores_each_tool_set_once() -> None:
+    registry = load_registry(entry_points=False, plugins=[_Provides([_CountingHarness()])])
+    assert registry.detect(["c1", "c2"]).name == "counting"
+    assert registry.detect(["c2", "c1", "c2"]).name == "counting"
+    assert _CountingHarness.calls == 1
+    assert registry.detect(["bash"]).name != "counting"
+    assert _CountingHarness.calls == 2
+
+
 def test_default_registry_is_cached() -> None:
     assert default_registry() is default_registry()
     assert set(default_registry().harnesses) >= BUILTIN_HARNESSES
