@@ -94,6 +94,14 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     serve.add_argument("--body-limit", type=int, default=32, metavar="MIB")
     serve.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
     serve.add_argument(
+        "--model-alias",
+        action="append",
+        default=[],
+        metavar="HARNESS=MODEL",
+        help="ask the upstream for MODEL on HARNESS's requests (repeatable; "
+        "changed at run time under /safeagents/v1/aliases)",
+    )
+    serve.add_argument(
         "--log-level", choices=("critical", "error", "warning", "info", "debug"), default="info"
     )
 
@@ -175,6 +183,22 @@ def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
         if not sep or not key.strip():
             raise _UsageError(f"--var expects KEY=VALUE, got {pair!r}")
         parsed[key.strip()] = value
+    return parsed
+
+
+def _parse_aliases(pairs: Sequence[str]) -> dict[str, str]:
+    from safeagents._registry import UnknownHarnessError, default_registry
+
+    registry = default_registry()
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        harness, sep, model = pair.partition("=")
+        if not sep or not harness.strip() or not model.strip():
+            raise _UsageError(f"--model-alias expects HARNESS=MODEL, got {pair!r}")
+        try:
+            parsed[registry.harness(harness).name] = model.strip()
+        except UnknownHarnessError as exc:
+            raise _UsageError(f"--model-alias {pair!r}: {exc}") from None
     return parsed
 
 
@@ -292,6 +316,7 @@ def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             cwd=args.cwd,
             body_limit=args.body_limit * 1024 * 1024,
             timeout=args.timeout,
+            model_aliases=_parse_aliases(args.model_alias),
         )
     except ValueError as exc:
         raise _UsageError(str(exc)) from None

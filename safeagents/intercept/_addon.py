@@ -183,8 +183,8 @@ class InterceptAddon:
             delivered = await engine.run(lambda services: answer_stopped(services, ex))
             flow.response = _rendered(ex, delivered)
             return
-        if ex.plan.spliced:
-            request.content = _encode(ex.upstream_body)
+        if ex.plan.spliced or ex.upstream_body.get("model") != body.get("model"):
+            request.content = _encode(ex.upstream_body)  # hidden history, or a model alias
         if ex.stream:
             request.headers["accept-encoding"] = "identity"  # its SSE is read as it arrives
         flow.metadata[_KEY] = state

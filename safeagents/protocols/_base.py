@@ -47,13 +47,15 @@ class StreamAssembler(ABC):
 
     ``feed`` returns the bytes to send to the client now and raises :class:`StreamError` on a
     malformed event; ``finish`` returns the assembled non-stream response; ``tail`` renders
-    the rest of the client's stream for a (possibly filtered, or re-asked) response.
+    the rest of the client's stream for a (possibly filtered, or re-asked) response, and
+    ``held_events`` gives it as the upstream sent it when the answer goes out unchanged.
     """
 
     def __init__(self, request: RequestInfo | None = None) -> None:
         self.request = request
         self._parser = SSEParser()
         self._error: StreamError | None = None
+        self._held: bytearray | None = bytearray()
 
     @property
     def keep_logprobs(self) -> bool:
@@ -78,11 +80,24 @@ class StreamAssembler(ABC):
         forwarded = bytearray()
         try:
             for event in events():
-                forwarded += self._on_event(event)
+                out = self._on_event(event)
+                if out:
+                    forwarded += out
+                    if self._held is not None and (self._held or out != event.raw):
+                        self._held = None  # the client's stream is no longer the upstream's
+                elif self._held is not None:
+                    self._held += event.raw
         except StreamError as error:
             self._error = error
             raise
         return bytes(forwarded)
+
+    def held_events(self) -> bytes | None:
+        """The events not forwarded, byte for byte as the upstream sent them, if forwarding
+        them completes the upstream's own stream: every forwarded event went out unchanged
+        and none after a held one. For an answer that passes unchanged this replaces
+        :meth:`tail` (when the upstream was sent the client's own request)."""
+        return None if self._held is None else bytes(self._held)
 
     @abstractmethod
     def _on_event(self, event: SSEEvent) -> bytes:

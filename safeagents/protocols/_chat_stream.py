@@ -88,13 +88,16 @@ class ChatAssembler(StreamAssembler):
             error = chunk["error"]
             message = as_dict(error).get("message") or error
             raise StreamError(f"upstream error in stream: {message}")
-        self._absorb(chunk)
+        if not self._absorb(chunk):
+            return b""  # no role and no text: nothing of it goes out now
         return self._forward(chunk, event.raw)
 
-    def _absorb(self, chunk: JSONObject) -> None:
-        for key in ("id", "created", "model"):
-            if key in chunk and key not in self._envelope:
-                self._envelope[key] = chunk[key]
+    def _absorb(self, chunk: JSONObject) -> bool:
+        """Take in ``chunk``; whether a choice of it carries a role or text."""
+        if len(self._envelope) < 3:
+            for key in ("id", "created", "model"):
+                if key in chunk and key not in self._envelope:
+                    self._envelope[key] = chunk[key]
         for key, value in chunk.items():
             if key not in _TOP_HANDLED and (value is not None or key not in self._top):
                 self._top[key] = value
@@ -102,15 +105,22 @@ class ChatAssembler(StreamAssembler):
             self._usage = chunk["usage"]
         if isinstance(chunk.get("prompt_token_ids"), list):
             self._prompt_ids = list(chunk["prompt_token_ids"])
+        forwardable = False
         for raw_choice in as_list(chunk.get("choices")):
             choice = as_dict(raw_choice)
-            state = self._choices.setdefault(int(choice.get("index") or 0), _ChoiceState())
+            index = int(choice.get("index") or 0)
+            state = self._choices.get(index)
+            if state is None:
+                state = self._choices[index] = _ChoiceState()
             delta = as_dict(choice.get("delta"))
             if isinstance(delta.get("role"), str):
                 state.role = delta["role"]
+                forwardable = True
             for name in _TEXT_FIELDS:
-                if isinstance(delta.get(name), str) and delta[name]:
-                    state.text.setdefault(name, []).append(delta[name])
+                text = delta.get(name)
+                if text and isinstance(text, str):
+                    state.text.setdefault(name, []).append(text)
+                    forwardable = True
             for call in as_list(delta.get("tool_calls")):
                 _absorb_call(state, as_dict(call))
             if choice.get("finish_reason") is not None:
@@ -124,6 +134,7 @@ class ChatAssembler(StreamAssembler):
             for key, value in choice.items():
                 if key not in _CHOICE_HANDLED and (value is not None or key not in state.extras):
                     state.extras[key] = value
+        return forwardable
 
     def _forward(self, chunk: JSONObject, raw: bytes) -> bytes:
         choices = [
@@ -151,10 +162,13 @@ class ChatAssembler(StreamAssembler):
     def _forward_choice(self, choice: JSONObject) -> JSONObject | None:
         """The text part of one choice delta (recorded as sent), or ``None`` if it has none."""
         delta = as_dict(choice.get("delta"))
-        texts = {name: delta[name] for name in _TEXT_FIELDS if isinstance(delta.get(name), str)}
-        if not isinstance(delta.get("role"), str) and not any(texts.values()):
+        if not isinstance(delta.get("role"), str) and not _has_text(delta):
             return None
-        sent = self._sent.setdefault(int(choice.get("index") or 0), _Sent())
+        texts = {name: delta[name] for name in _TEXT_FIELDS if isinstance(delta.get(name), str)}
+        index = int(choice.get("index") or 0)
+        sent = self._sent.get(index)
+        if sent is None:
+            sent = self._sent[index] = _Sent()
         for name, text in texts.items():
             sent.text[name].append(text)
         forwarded: JSONObject = {}
@@ -292,6 +306,14 @@ class ChatAssembler(StreamAssembler):
 
     def fail(self, status: int, message: str, *, kind: str) -> bytes:
         return encode_json(openai_error(status, message, kind=kind)) + _DONE
+
+
+def _has_text(delta: JSONObject) -> bool:
+    for name in _TEXT_FIELDS:
+        text = delta.get(name)
+        if text and isinstance(text, str):
+            return True
+    return False
 
 
 def _prefixed(sent: list[Any], current: Any) -> list[Any]:

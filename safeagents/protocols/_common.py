@@ -114,15 +114,28 @@ def prefix_keys(items: Iterable[Any]) -> tuple[str, ...]:
     return tuple(keys)
 
 
+_DECODER = json.JSONDecoder()
+
+
 def decode_event(event: SSEEvent) -> JSONObject:
     """The JSON object in an event's data; :class:`StreamError` if it is not one."""
+    data = event.data
     try:
-        payload = json.loads(event.data)
-    except ValueError as error:
-        raise StreamError(f"malformed JSON in SSE data ({error}): {event.data[:200]!r}") from None
+        payload, end = _DECODER.raw_decode(data)  # json.loads without its whitespace scans
+        if end != len(data) and not data[end:].isspace():
+            raise ValueError("extra data")
+    except ValueError:
+        payload = _loads(data)
     if not isinstance(payload, dict):
         raise StreamError(f"SSE data is not a JSON object: {event.data[:200]!r}")
     return payload
+
+
+def _loads(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError as error:
+        raise StreamError(f"malformed JSON in SSE data ({error}): {data[:200]!r}") from None
 
 
 def check_rejections(call_ids: Collection[str], rejections: Mapping[str, str]) -> None:

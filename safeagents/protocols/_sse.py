@@ -49,6 +49,8 @@ class SSEParser:
         return events
 
     def _drain(self, *, final: bool) -> list[SSEEvent]:
+        if not final and self._between_events() and b"\r" not in self._buffer:
+            return self._drain_blocks()
         events: list[SSEEvent] = []
         buffer = self._buffer
         position = 0
@@ -64,6 +66,35 @@ class SSEParser:
             self._scanned = 0
         del buffer[:position]
         self._scanned = max(0, len(buffer) - 1)
+        return events
+
+    def _between_events(self) -> bool:
+        if (
+            self._first_line
+            and len(self._buffer) >= len(_BOM)
+            and not self._buffer.startswith(_BOM)
+        ):
+            self._first_line = False
+        return not (self._first_line or self._raw or self._data or self._event is not None)
+
+    def _drain_blocks(self) -> list[SSEEvent]:
+        """The common case, LF line ends and no event begun: whole events at a time."""
+        blocks = bytes(self._buffer).split(b"\n\n")
+        rest = blocks.pop()
+        events: list[SSEEvent] = []
+        for block in blocks:
+            name, data = None, block
+            if block.startswith(b"event: "):
+                head, _, data = block.partition(b"\n")
+                name = head[7:].decode("utf-8", "replace")
+            if data.startswith(b"data: ") and b"\n" not in data:
+                events.append(SSEEvent(data[6:].decode("utf-8", "replace"), name, block + b"\n\n"))
+                continue
+            for line in block.split(b"\n"):
+                self._take_line(line, line + b"\n", events)
+            self._take_line(b"", b"\n", events)
+        self._buffer[:] = rest
+        self._scanned = 0
         return events
 
     def _take_line(self, line: bytes, raw: bytes, events: list[SSEEvent]) -> None:

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from safeagents.proxy._identity import bearer_token, key_session
+from safeagents._registry import UnknownHarnessError
+from safeagents.proxy._identity import bearer_token, key_session, resolve_identity
 from safeagents.proxy._model import BodyTooLarge, read_body
 from safeagents.proxy._services import Services
 
@@ -23,6 +24,8 @@ __all__ = ["ADMIN_PREFIX", "handle_admin", "handle_metrics"]
 
 ADMIN_PREFIX = "/safeagents/v1"
 _OUTCOME_LIMIT = 1024 * 1024
+_ALIAS_LIMIT = 64 * 1024
+_SESSION_LIMIT = 64 * 1024
 
 Scope = tuple[Literal["admin", "session", "none"], str | None]
 
@@ -92,13 +95,23 @@ async def handle_admin(services: Services, request: Request, rest: str) -> Respo
             return error(405, "use GET")
         return await _list(services, request, scope)
     if len(parts) == 2 and parts[0] == "sessions":
+        if method == "PUT":
+            return _denied(scope) or await _open(services, request, parts[1])
         if method != "GET":
-            return error(405, "use GET")
+            return error(405, 'use GET, or PUT with {"cwd": "/abs/path"}')
         return _denied(scope, parts[1]) or await _show(services, request, parts[1])
     if len(parts) == 3 and parts[0] == "sessions" and parts[2] == "outcome":
         if method != "POST":
             return error(405, "use POST with a JSON object")
         return _denied(scope) or await _outcome(services, request, parts[1])
+    if parts == ["aliases"]:
+        if method != "GET":
+            return error(405, "use GET")
+        return _denied(scope) or JSONResponse({"aliases": dict(await services.aliases.current())})
+    if len(parts) == 2 and parts[0] == "aliases":
+        if method not in ("GET", "PUT", "DELETE"):
+            return error(405, 'use GET, DELETE, or PUT with {"model": "NAME"}')
+        return _denied(scope) or await _alias(services, request, parts[1])
     return error(404, f"no admin endpoint {method} {ADMIN_PREFIX}/{'/'.join(parts)}")
 
 
@@ -164,6 +177,31 @@ async def _show(services: Services, request: Request, session_id: str) -> Respon
     return JSONResponse(document)
 
 
+async def _open(services: Services, request: Request, session_id: str) -> Response:
+    """Open a session before its first request: ``{"cwd": ABSOLUTE, "harness": NAME?}``."""
+    try:
+        document = json.loads(await read_body(request, _SESSION_LIMIT))
+    except BodyTooLarge:
+        return error(413, "a session must be under 64 KiB")
+    except ValueError as problem:
+        return error(400, f'the session must be JSON like {{"cwd": "/abs/path"}}: {problem}')
+    if not isinstance(document, dict):
+        return error(400, 'the session must be a JSON object like {"cwd": "/abs/path"}')
+    cwd, harness = document.get("cwd"), document.get("harness", "")
+    if not isinstance(cwd, str) or not cwd.startswith("/"):
+        return error(400, '"cwd" must be an absolute path')
+    if not isinstance(harness, str):
+        return error(400, '"harness" must be a harness name')
+    if harness:
+        try:
+            harness = services.engine.registry.harness(harness).name
+        except UnknownHarnessError as problem:
+            return error(400, str(problem))
+    session_id = resolve_identity(session_id, {}, "").id  # the id /s/{session_id}/ gets
+    record = await services.store.open_session(session_id, cwd=cwd, harness=harness)
+    return JSONResponse(record.to_json())
+
+
 async def _outcome(services: Services, request: Request, session_id: str) -> Response:
     try:
         outcome = json.loads(await read_body(request, _OUTCOME_LIMIT))
@@ -178,3 +216,34 @@ async def _outcome(services: Services, request: Request, session_id: str) -> Res
         return error(404, f"no session {session_id!r}")
     services.recorder.session_closed(record)
     return JSONResponse(record.to_json())
+
+
+async def _alias(services: Services, request: Request, name: str) -> Response:
+    """One harness's alias: read (GET), set (PUT ``{"model": …}``) or drop (DELETE)."""
+    try:
+        harness = services.engine.registry.harness(name).name
+    except UnknownHarnessError as problem:
+        if request.method == "PUT":
+            return error(400, str(problem))
+        harness = name  # an alias stored for a harness that is no longer installed
+    if request.method == "GET":
+        model = (await services.aliases.current()).get(harness)
+        if model is None:
+            return error(404, f"harness {harness!r} has no model alias")
+        return JSONResponse({"harness": harness, "model": model})
+    if request.method == "DELETE":
+        if not await services.aliases.delete(harness):
+            return error(404, f"harness {harness!r} has no model alias")
+        return JSONResponse({"harness": harness, "deleted": True})
+    try:
+        document = json.loads(await read_body(request, _ALIAS_LIMIT))
+    except BodyTooLarge:
+        return error(413, "an alias must be under 64 KiB")
+    except ValueError as problem:
+        return error(400, f'the alias must be JSON like {{"model": "NAME"}}: {problem}')
+    model = document.get("model") if isinstance(document, dict) else None
+    if not isinstance(model, str) or not model.strip():
+        return error(400, 'the alias must be JSON like {"model": "NAME"}, NAME not empty')
+    model = model.strip()
+    await services.aliases.set(harness, model)
+    return JSONResponse({"harness": harness, "model": model})

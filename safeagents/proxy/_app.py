@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from safeagents.protocols import dialect_for_path
 from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_metrics
+from safeagents.proxy._aliases import canonical_aliases, reset_aliases
 from safeagents.proxy._config import ProxyConfig
 from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
@@ -45,17 +46,24 @@ def create_app(
     engine: Engine | None = None,
     store: Store | None = None,
     upstream: Upstream | None = None,
+    seed_aliases: bool = True,
 ) -> Starlette:
-    """The proxy app; the store, upstream client and engine live for the app's lifespan."""
+    """The proxy app; the store, upstream client and engine live for the app's lifespan.
+
+    At start-up the store's model aliases become ``config.model_aliases`` unless
+    ``seed_aliases`` is false (a worker process: its parent did that once for all)."""
     if config.needs_admin_token and not config.admin_token:
         raise ValueError(f"refusing to serve on {config.host} (beyond loopback) without a token")
     engine = engine or build_engine(config)
+    aliases = canonical_aliases(engine.registry, config.model_aliases)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         services = Services.build(config, engine, store or SQLiteStore(config.store), upstream)
         app.state.services = services
         try:
+            if seed_aliases:
+                await reset_aliases(services.store, aliases)
             yield
         finally:
             await services.aclose()

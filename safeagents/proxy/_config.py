@@ -34,6 +34,9 @@ class ProxyConfig:
     body_limit: int = DEFAULT_BODY_LIMIT
     timeout: float = 600.0
     connect_timeout: float = 10.0
+    model_aliases: Mapping[str, str] = field(default_factory=dict)
+    """Harness -> model the upstream is asked for instead (start-up state; the admin API
+    changes it while the proxy runs)."""
 
     def __post_init__(self) -> None:
         if self.mode not in ("enforce", "monitor"):
@@ -46,6 +49,11 @@ class ProxyConfig:
             raise ValueError("body_limit must be positive")
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, got {self.upstream!r}")
+        for harness, model in self.model_aliases.items():
+            if not harness.strip() or not model.strip():
+                raise ValueError(
+                    f"a model alias needs a harness and a model, got {harness!r}={model!r}"
+                )
 
     @property
     def needs_admin_token(self) -> bool:
@@ -56,6 +64,7 @@ class ProxyConfig:
         data = asdict(self)
         data["vars"] = dict(self.vars)
         data["rules"] = list(self.rules)
+        data["model_aliases"] = dict(self.model_aliases)
         return json.dumps(data)
 
     @classmethod

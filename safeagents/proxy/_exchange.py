@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from safeagents._actions import AnalysisContext
@@ -12,7 +13,7 @@ from safeagents.proxy._sessions import RequestPlan
 from safeagents.proxy._upstream import UpstreamError
 from safeagents.store import FindingRecord, HiddenEntry, SessionRecord, TurnKind, TurnStatus
 
-__all__ = ["Attempt", "Decision", "Exchange", "ExchangeFailed"]
+__all__ = ["Attempt", "Decision", "Exchange", "ExchangeFailed", "encode"]
 
 JSONObject = dict[str, Any]
 
@@ -36,10 +37,44 @@ class Exchange:
     upstream_headers: dict[str, str]
     upstream_body: JSONObject
     started: float = field(default_factory=time.time)
+    upstream_json: bytes | None = None
+    """``upstream_body`` encoded once, for the upstream and the store: the harness's own
+    bytes when nothing was spliced or replaced (see :meth:`encoded`)."""
+
+    @property
+    def upstream_payload(self) -> bytes:
+        """The body of the request to the upstream."""
+        if self.upstream_json is not None:
+            return self.upstream_json
+        return encode(self.upstream_body)
+
+    @property
+    def upstream_text(self) -> str | None:
+        """``upstream_json`` as text, if it is UTF-8 (what the store keeps as the request)."""
+        if self.upstream_json is None:
+            return None
+        try:
+            return self.upstream_json.decode()
+        except UnicodeDecodeError:
+            return None
+
+    def encoded(self, raw: bytes) -> Exchange:
+        """This exchange with its upstream body encoded: ``raw`` (the harness's request bytes)
+        if that body equals the harness's, else a fresh encoding."""
+        same = raw.startswith(b"{") and self.upstream_body == self.body
+        return replace(self, upstream_json=raw if same else encode(self.upstream_body))
 
     @property
     def stream(self) -> bool:
         return self.info.stream
+
+
+def encode(body: JSONObject) -> bytes:
+    """A request body as the proxy sends it: compact UTF-8 JSON."""
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 @dataclass(slots=True)

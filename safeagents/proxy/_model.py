@@ -61,7 +61,7 @@ async def handle_model(services: Services, request: Request, dialect: Dialect) -
         info = dialect.parse_request(body)
     except (TypeError, ValueError, AttributeError) as error:
         return dialect_error(dialect, 400, f"malformed {dialect.name} request: {error}", "bad_body")
-    ex = await _prepare(services, request, dialect, body, info)
+    ex = (await _prepare(services, request, dialect, body, info)).encoded(raw)
     if enforcing_stop(services, ex):
         return render(ex, await answer_stopped(services, ex))
     if info.stream:

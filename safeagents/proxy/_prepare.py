@@ -42,12 +42,17 @@ async def prepare_exchange(
     headers: Mapping[str, str],
     upstream_url: str,
 ) -> Exchange:
-    """Identify the session, splice its hidden history in, and pick the harness."""
+    """Identify the session, splice its hidden history in, pick the harness, and ask the
+    upstream for the harness's aliased model if it has one."""
     root = root_key(dialect.name, body, info)
     identity = resolve_identity(path_id, headers, root)
     live = await services.store.live_state(identity.id)
     plan = plan_request(dialect, body, info, live.session, live.hidden, root)
+    harness = _harness(services, info, live.session, headers.get(HARNESS_HEADER))
     upstream_body = plan.upstream_body
+    target = await services.aliases.target(harness)
+    if target is not None and upstream_body.get("model") != target:
+        upstream_body = {**upstream_body, "model": target}
     if services.config.capture_tokens:
         upstream_body = dialect.request_token_fields(upstream_body)
     cwd = headers.get(CWD_HEADER) or (live.session.cwd if live.session else services.config.cwd)
@@ -58,7 +63,7 @@ async def prepare_exchange(
         info=info,
         body=body,
         plan=plan,
-        harness=_harness(services, info, live.session, headers.get(HARNESS_HEADER)),
+        harness=harness,
         analysis=AnalysisContext(cwd=cwd),
         root=root,
         session=live.session,

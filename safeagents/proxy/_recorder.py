@@ -54,7 +54,7 @@ class Recorder:
                 )
         response = attempt.response or {}
         usage = response.get("usage")
-        model = response.get("model") or ex.info.model
+        model = response.get("model") or attempt.request.get("model") or ex.info.model
         return TurnRecord(
             session_id=ex.session_id,
             exchange=ex.id,
@@ -64,8 +64,10 @@ class Recorder:
             dialect=ex.dialect.name,
             harness=ex.harness,
             model=str(model or ""),
+            requested_model=ex.info.model,
             stream=ex.stream and attempt.kind != "reask",
             request=attempt.request,
+            request_json=ex.upstream_text if attempt.request is ex.upstream_body else None,
             response=attempt.response,
             delivered=attempt.delivered,
             findings=tuple(attempt.findings),
@@ -124,7 +126,8 @@ class Recorder:
     async def _write(
         self, update: SessionUpdate, turns: list[TurnRecord], hidden: Sequence[HiddenEntry]
     ) -> list[TurnRecord]:
-        stored = await self.store.record_exchange(update, turns, hidden)
+        alone = self.metrics.value("safeagents_in_flight_requests") <= 1
+        stored = await self.store.record_exchange(update, turns, hidden, inline=alone)
         hook = self.plugins.hook.turn_recorded
         if hook.get_hookimpls():
             for turn in stored:

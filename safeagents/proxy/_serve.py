@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 
 import uvicorn
 from starlette.applications import Starlette
 
+from safeagents._registry import default_registry
 from safeagents._thread_server import ThreadedServer
+from safeagents.proxy._aliases import canonical_aliases, reset_aliases
 from safeagents.proxy._app import create_app
 from safeagents.proxy._config import ProxyConfig
 from safeagents.rules import Engine
-from safeagents.store import Store
+from safeagents.store import SQLiteStore, Store
 
 __all__ = ["CONFIG_ENV", "ProxyServer", "app_from_env", "serve"]
 
@@ -21,7 +24,7 @@ CONFIG_ENV = "SAFEAGENTS_PROXY_CONFIG"
 
 def app_from_env() -> Starlette:
     """The app of a worker process (``--workers N``): its config comes from the parent."""
-    app = create_app(ProxyConfig.from_json(os.environ[CONFIG_ENV]))
+    app = create_app(ProxyConfig.from_json(os.environ[CONFIG_ENV]), seed_aliases=False)
     _settle_heap()
     return app
 
@@ -37,6 +40,7 @@ def serve(config: ProxyConfig, *, workers: int = 1, log_level: str = "warning") 
     """Serve until interrupted; rules were validated by the caller."""
     target: str | Starlette
     if workers > 1:
+        asyncio.run(_seed_aliases(config))
         os.environ[CONFIG_ENV] = config.to_json()
         target = "safeagents.proxy._serve:app_from_env"
     else:
@@ -54,6 +58,16 @@ def serve(config: ProxyConfig, *, workers: int = 1, log_level: str = "warning") 
         access_log=log_level in ("info", "debug", "trace"),
         timeout_graceful_shutdown=5,
     )
+
+
+async def _seed_aliases(config: ProxyConfig) -> None:
+    """The ``--model-alias`` flags into the store, once, before the workers start."""
+    aliases = canonical_aliases(default_registry(), config.model_aliases)
+    store = SQLiteStore(config.store)
+    try:
+        await reset_aliases(store, aliases)
+    finally:
+        await store.close()
 
 
 class ProxyServer(ThreadedServer):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from safeagents.proxy._aliases import ModelAliases
 from safeagents.proxy._config import ProxyConfig
 from safeagents.proxy._enforce import Enforcer
 from safeagents.proxy._history import HistoryCache
@@ -26,6 +27,7 @@ class Services:
     history: HistoryCache
     enforcer: Enforcer
     recorder: Recorder
+    aliases: ModelAliases
 
     @classmethod
     def build(
@@ -47,6 +49,7 @@ class Services:
             history=history,
             enforcer=Enforcer(config, engine, upstream, history),
             recorder=Recorder(config, store, metrics, engine.registry.plugin_manager),
+            aliases=ModelAliases(store),
         )
 
     async def aclose(self) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import anyio
 from starlette.responses import JSONResponse, Response
 
-from safeagents.protocols import StreamError
+from safeagents.protocols import StreamAssembler, StreamError
 from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.proxy._http import HTTPError, UpstreamTimeout
 from safeagents.proxy._http import Response as UpstreamResponse
@@ -23,17 +22,13 @@ from safeagents.proxy._replies import (
     upstream_refused,
 )
 from safeagents.proxy._services import Services
-from safeagents.proxy._streaming import BodyStream
+from safeagents.proxy._streaming import BodyStream, LastChunk
 from safeagents.proxy._upstream import UpstreamError, UpstreamStatus
 
 __all__ = ["complete_exchange", "stream_exchange"]
 
 logger = logging.getLogger("safeagents.proxy")
 ABORTED = "the client disconnected before the answer was complete"
-
-
-def _payload(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _delivered_for_client(services: Services, ex: Exchange, decision: Decision) -> dict[str, Any]:
@@ -47,7 +42,7 @@ async def complete_exchange(services: Services, ex: Exchange) -> Response:
     first = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
     try:
         upstream = await services.upstream.open(
-            "POST", ex.upstream_url, ex.upstream_headers, _payload(ex.upstream_body)
+            "POST", ex.upstream_url, ex.upstream_headers, ex.upstream_payload
         )
         content = await services.upstream.read(upstream)
         parsed = parse_upstream(upstream.status_code, content, upstream.headers)
@@ -80,7 +75,7 @@ async def stream_exchange(services: Services, ex: Exchange) -> Response:
     first = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
     try:
         upstream = await services.upstream.open(
-            "POST", ex.upstream_url, ex.upstream_headers, _payload(ex.upstream_body)
+            "POST", ex.upstream_url, ex.upstream_headers, ex.upstream_payload
         )
     except UpstreamError as error:
         return await upstream_failure(services, ex, [first], error)
@@ -132,7 +127,9 @@ async def _events(
             with anyio.CancelScope(shield=True):
                 services.metrics.inc("safeagents_upstream_errors_total", kind=error.kind)
                 await services.recorder.record_failure(ex, [first], "error", error.message)
-            yield held if raw else assembler.fail(error.status, error.message, kind=error.kind)
+            yield LastChunk(
+                held if raw else assembler.fail(error.status, error.message, kind=error.kind)
+            )
             return
         finally:
             with anyio.CancelScope(shield=True):
@@ -148,23 +145,37 @@ async def _events(
                     ex, failed.attempts, "error", failed.error.message
                 )
             status, message, kind = failed.error.status, failed.error.message, failed.error.kind
-            yield assembler.fail(status, message, kind=kind)
+            yield LastChunk(assembler.fail(status, message, kind=kind))
             return
         except Exception as bug:
             settled = True
             logger.exception("enforcement failed on a streamed answer")
             with anyio.CancelScope(shield=True):
                 await services.recorder.record_failure(ex, [first], "error", f"internal: {bug!r}")
-            yield assembler.fail(500, f"safeagents internal error: {bug!r}", kind="internal")
+            yield LastChunk(
+                assembler.fail(500, f"safeagents internal error: {bug!r}", kind="internal")
+            )
             return
         with anyio.CancelScope(shield=True):
             await services.recorder.record(ex, decision)
         settled = True
-        yield held if raw else assembler.tail(_delivered_for_client(services, ex, decision))
+        yield LastChunk(held if raw else _tail(services, ex, assembler, decision))
     finally:
         if not settled:
             with anyio.CancelScope(shield=True):
                 await services.recorder.record_failure(ex, [first], "aborted", ABORTED)
+
+
+def _tail(
+    services: Services, ex: Exchange, assembler: StreamAssembler, decision: Decision
+) -> bytes:
+    """The rest of the client's stream: the upstream's own held events when the answer passes
+    unchanged (and the upstream was not asked for token fields), else rendered."""
+    if decision.unchanged and not services.config.capture_tokens:
+        held = assembler.held_events()
+        if held is not None:
+            return held
+    return assembler.tail(_delivered_for_client(services, ex, decision))
 
 
 def _stream_failure(problem: Exception) -> UpstreamError:

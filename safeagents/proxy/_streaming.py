@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
 import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["BodyStream"]
+__all__ = ["BodyStream", "LastChunk"]
+
+
+class LastChunk(bytes):
+    """A producer's final chunk: it goes out together with the end of the body."""
 
 
 class BodyStream(StreamingResponse):
@@ -34,27 +40,34 @@ class BodyStream(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            async with anyio.create_task_group() as group:
-
-                async def watch() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(watch)
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": self.status_code,
-                        "headers": self.raw_headers,
-                    }
-                )
-                async for chunk in self._chunks:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                group.cancel_scope.cancel()
+            with anyio.CancelScope() as sending:
+                # a bare task, not a task group: a group costs ~60 µs per response
+                watcher = asyncio.ensure_future(_watch(receive, sending))
+                try:
+                    await self._send_all(send)
+                finally:
+                    watcher.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await self._chunks.aclose()
                 for callback in self._on_close:
                     await callback()
+
+    async def _send_all(self, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        async for chunk in self._chunks:
+            if isinstance(chunk, LastChunk):
+                await send({"type": "http.response.body", "body": bytes(chunk), "more_body": False})
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _watch(receive: Receive, sending: anyio.CancelScope) -> None:
+    """Cancel ``sending`` when the client disconnects (or its connection breaks)."""
+    with contextlib.suppress(Exception):
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    sending.cancel()

@@ -47,9 +47,18 @@ class Store(ABC):
         update: SessionUpdate,
         turns: Sequence[TurnRecord],
         hidden: Sequence[HiddenEntry] = (),
+        *,
+        inline: bool = False,
     ) -> list[TurnRecord]:
         """Apply ``update``, store ``turns`` and ``hidden`` atomically; turns come back with
-        their ``seq``. Creates the session on first use."""
+        their ``seq``. Creates the session on first use. ``inline``: the caller has nothing
+        else to do meanwhile (no other request in flight), so a backend may do the write on
+        the calling thread instead of handing it to another."""
+
+    @abstractmethod
+    async def open_session(self, session_id: str, *, cwd: str, harness: str = "") -> SessionRecord:
+        """Create the session before its first request, or set its ``cwd`` (and ``harness``,
+        if given) when it exists; its calls' paths resolve against ``cwd``."""
 
     @abstractmethod
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
@@ -68,6 +77,18 @@ class Store(ABC):
         self, session_id: str, outcome: Mapping[str, Any]
     ) -> SessionRecord | None:
         """Store the verifier's result (replacing an earlier one); ``None`` if no session."""
+
+    @abstractmethod
+    async def aliases(self) -> dict[str, str]:
+        """The harness -> model aliases the proxy applies (shared by all its processes)."""
+
+    @abstractmethod
+    async def set_alias(self, harness: str, model: str) -> None:
+        """Make requests of ``harness`` go to ``model`` (replacing an earlier alias)."""
+
+    @abstractmethod
+    async def delete_alias(self, harness: str) -> bool:
+        """Drop the alias of ``harness``; ``False`` if it had none."""
 
     @abstractmethod
     async def close(self) -> None:

@@ -108,6 +108,8 @@ class TurnRecord:
     ``kind`` is ``main`` or ``side`` for the harness's own request and ``reask`` for the
     requests the proxy made after withholding calls. ``delivered`` is the answer the harness
     received (``None`` when this attempt was withheld). ``seq`` is assigned by the store.
+    ``model`` is the model that served the turn (the upstream's answer says, else the request
+    sent); ``requested_model`` the one the harness asked for (they differ under an alias).
     """
 
     session_id: str
@@ -129,6 +131,9 @@ class TurnRecord:
     started: float = 0.0
     ended: float = 0.0
     seq: int = 0
+    requested_model: str = ""
+    request_json: str | None = field(default=None, repr=False, compare=False)
+    """``request`` as JSON text when the caller has it already (the store keeps it as is)."""
 
     @property
     def duration(self) -> float:
@@ -144,6 +149,7 @@ class TurnRecord:
             "dialect": self.dialect,
             "harness": self.harness,
             "model": self.model,
+            "requested_model": self.requested_model,
             "stream": self.stream,
             "started": self.started,
             "ended": self.ended,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["ADDED_COLUMNS", "SCHEMA", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -38,6 +38,7 @@ SCHEMA: tuple[str, ...] = (
         dialect TEXT NOT NULL,
         harness TEXT NOT NULL,
         model TEXT NOT NULL,
+        requested_model TEXT NOT NULL DEFAULT '',
         stream INTEGER NOT NULL,
         request TEXT,
         response TEXT,
@@ -78,8 +79,19 @@ SCHEMA: tuple[str, ...] = (
         posted REAL NOT NULL,
         outcome TEXT NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS model_aliases (
+        harness TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        updated REAL NOT NULL
+    )""",
     "CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq)",
     "CREATE INDEX IF NOT EXISTS findings_by_session ON findings (session_id, id)",
     "CREATE INDEX IF NOT EXISTS hidden_by_session ON hidden (session_id, id)",
     "CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated)",
 )
+
+ADDED_COLUMNS: tuple[tuple[int, str, str, str], ...] = (
+    (2, "turns", "requested_model", "TEXT NOT NULL DEFAULT ''"),
+)
+"""``(version, table, column, type)`` of every column added after a table was first created:
+a store written by an older version gets them on open."""

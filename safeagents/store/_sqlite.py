@@ -1,16 +1,16 @@
-"""SQLite backend: one file in WAL mode, one worker thread per process, safe across processes."""
+"""SQLite backend: one file in WAL mode, one store thread per process, safe across processes."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from safeagents.store import _sqlite_aliases as alias_sql
 from safeagents.store import _sqlite_read as read
 from safeagents.store._base import Store
 from safeagents.store._records import (
@@ -21,6 +21,8 @@ from safeagents.store._records import (
     TurnRecord,
 )
 from safeagents.store._schema import SCHEMA, SCHEMA_VERSION
+from safeagents.store._sqlite_upgrade import upgrade
+from safeagents.store._sqlite_worker import Checkpointer, StoreThread
 
 __all__ = ["SQLiteStore"]
 
@@ -31,29 +33,47 @@ _BUSY_TIMEOUT_MS = 30_000
 class SQLiteStore(Store):
     """A :class:`Store` on one SQLite file (``:memory:`` works for a single process).
 
-    All statements run on one dedicated thread, so the event loop never waits on SQLite;
-    writes use ``BEGIN IMMEDIATE`` and a busy timeout, so several proxy worker processes
-    can share the file.
+    Statements run in submission order on one dedicated thread, so the event loop never
+    waits on a lock; writes use ``BEGIN IMMEDIATE`` and a busy timeout, so several proxy
+    worker processes can share the file. Exchanges recorded close together are committed by
+    one transaction, and WAL checkpoints run on a thread of their own.
+
+    ``record_exchange(..., inline=True)`` (the caller has nothing else to do) writes on the
+    calling thread when the store thread is idle, through a connection of that thread which
+    never waits for a lock (SQLite busy: the store thread does it): a thread hop costs more
+    than the write. While that connection wrote last (its page cache is current and no other
+    thread is busy), :meth:`live_state` reads through it too; under load both queue on the
+    store thread, where reads on the calling thread would find a cold cache and contend for
+    the GIL.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="safeagents-store")
-        self._connection: sqlite3.Connection | None = None
+        self._shared = self.path != ":memory:"
+        """Other connections (threads, processes) see the same database."""
+        self._checkpointer = None
+        if self._shared:
+            self._checkpointer = Checkpointer(lambda: _side_connection(self.path))
+        self._thread = StoreThread(lambda: _connect(self.path), self._checkpointer)
+        self._direct: dict[int, sqlite3.Connection] = {}
+        self._last_writer: int | None = None
+        """The thread whose own connection wrote last (``None``: the store thread)."""
         self._closed = False
 
     async def _run(self, function: Callable[[sqlite3.Connection], _T]) -> _T:
         if self._closed:
             raise RuntimeError("the store is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, function)
-
-    def _call(self, function: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._connection is None:
-            self._connection = _connect(self.path)
-        return function(self._connection)
+        return await self._thread.submit(function)
 
     async def live_state(self, session_id: str) -> LiveState:
+        direct = None
+        if self._last_writer == threading.get_ident() and self._thread.idle:
+            direct = self._direct_connection()
+        if direct is not None:
+            try:
+                return read.reading(lambda db: read.live_state(db, session_id))(direct)
+            except sqlite3.OperationalError:  # busy or locked: the store thread waits for it
+                pass
         return await self._run(read.reading(lambda db: read.live_state(db, session_id)))
 
     async def record_exchange(
@@ -61,8 +81,48 @@ class SQLiteStore(Store):
         update: SessionUpdate,
         turns: Sequence[TurnRecord],
         hidden: Sequence[HiddenEntry] = (),
+        *,
+        inline: bool = False,
     ) -> list[TurnRecord]:
-        return await self._run(lambda db: _record(db, update, list(turns), list(hidden)))
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        rows, entries = list(turns), list(hidden)
+        direct = None
+        if inline and self._thread.idle and not self._restart_due():
+            direct = self._direct_connection()
+        if direct is not None:
+            try:
+                with read.transaction(direct):
+                    stored = _record(direct, update, rows, entries)
+            except sqlite3.OperationalError:  # busy or locked: the store thread waits for it
+                pass
+            else:
+                self._last_writer = threading.get_ident()
+                if self._checkpointer is not None:
+                    self._checkpointer.wanted()
+                return stored
+        self._last_writer = None
+        return await self._thread.submit(
+            lambda db: _record(db, update, rows, entries), exchange=True
+        )
+
+    def _restart_due(self) -> bool:
+        """The WAL should start over: the store thread does that after its next write."""
+        return self._checkpointer is not None and self._checkpointer.restart_due
+
+    def _direct_connection(self) -> sqlite3.Connection | None:
+        """The calling thread's own connection (never waiting for a lock), once the store
+        thread has created the database; ``None`` for ``:memory:`` or a closed store."""
+        if not self._shared or self._closed or not self._thread.connected:
+            return None
+        thread = threading.get_ident()
+        direct = self._direct.get(thread)
+        if direct is None:
+            direct = self._direct[thread] = _side_connection(self.path, writer=True)
+        return direct
+
+    async def open_session(self, session_id: str, *, cwd: str, harness: str = "") -> SessionRecord:
+        return await self._run(lambda db: _open_session(db, session_id, cwd, harness))
 
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
         return await self._run(read.reading(lambda db: read.list_sessions(db, limit, offset)))
@@ -80,18 +140,23 @@ class SQLiteStore(Store):
     ) -> SessionRecord | None:
         return await self._run(lambda db: _set_outcome(db, session_id, dict(outcome)))
 
+    async def aliases(self) -> dict[str, str]:
+        return await self._run(alias_sql.aliases)
+
+    async def set_alias(self, harness: str, model: str) -> None:
+        await self._run(lambda db: alias_sql.set_alias(db, harness, model))
+
+    async def delete_alias(self, harness: str) -> bool:
+        return await self._run(lambda db: alias_sql.delete_alias(db, harness))
+
     async def close(self) -> None:
         if self._closed:
             return
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._disconnect)
         self._closed = True
-        self._executor.shutdown(wait=True)
-
-    def _disconnect(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        for direct in self._direct.values():
+            direct.close()
+        self._direct.clear()
+        await self._thread.close()
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -102,6 +167,8 @@ def _connect(path: str) -> sqlite3.Connection:
     _enable_wal(db)
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA foreign_keys = ON")
+    if path != ":memory:":
+        db.execute("PRAGMA wal_autocheckpoint = 0")  # the Checkpointer's job, off the write path
     with read.transaction(db):
         for statement in SCHEMA:
             db.execute(statement)
@@ -109,6 +176,18 @@ def _connect(path: str) -> sqlite3.Connection:
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
         )
+        upgrade(db)
+    return db
+
+
+def _side_connection(path: str, *, writer: bool = False) -> sqlite3.Connection:
+    """A connection that never waits for a lock (SQLite says busy instead), closable from any
+    thread: for checkpoints, and (``writer``) for reads and writes on an event loop."""
+    db = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    if writer:
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("PRAGMA wal_autocheckpoint = 0")
     return db
 
 
@@ -130,98 +209,106 @@ def _record(
     turns: list[TurnRecord],
     hidden: list[HiddenEntry],
 ) -> list[TurnRecord]:
+    """The statements of one exchange; the store thread runs them inside a transaction."""
     now = time.time()
-    with read.transaction(db):
+    db.execute(
+        "INSERT OR IGNORE INTO sessions (id, harness, dialect, cwd, model, created, updated, "
+        "root_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            update.session_id,
+            update.harness,
+            update.dialect,
+            update.cwd,
+            update.model,
+            now,
+            now,
+            update.root_key,
+        ),
+    )
+    db.execute(
+        "UPDATE sessions SET updated = ?, model = ?, dialect = ?, "
+        "tool_calls = tool_calls + ?, turns = turns + ?, hacked = MAX(hacked, ?), "
+        "stopped = MAX(stopped, ?), "
+        "harness = CASE WHEN ? != 'generic' OR harness = '' THEN ? ELSE harness END, "
+        "root_key = CASE WHEN root_key = '' THEN ? ELSE root_key END "  # opened before use
+        "WHERE id = ?",
+        (
+            now,
+            update.model,
+            update.dialect,
+            update.tool_calls,
+            len(turns),
+            int(update.hacked),
+            int(update.stopped),
+            update.harness,
+            update.harness,
+            update.root_key,
+            update.session_id,
+        ),
+    )
+    if update.main is not None:
         db.execute(
-            "INSERT OR IGNORE INTO sessions (id, harness, dialect, cwd, model, created, updated, "
-            "root_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                update.session_id,
-                update.harness,
-                update.dialect,
-                update.cwd,
-                update.model,
-                now,
-                now,
-                update.root_key,
-            ),
+            "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ?",
+            (update.main[0], update.main[1], update.session_id),
         )
-        db.execute(
-            "UPDATE sessions SET updated = ?, model = ?, dialect = ?, "
-            "tool_calls = tool_calls + ?, turns = turns + ?, hacked = MAX(hacked, ?), "
-            "stopped = MAX(stopped, ?), "
-            "harness = CASE WHEN ? != 'generic' OR harness = '' THEN ? ELSE harness END "
-            "WHERE id = ?",
-            (
-                now,
-                update.model,
-                update.dialect,
-                update.tool_calls,
-                len(turns),
-                int(update.hacked),
-                int(update.stopped),
-                update.harness,
-                update.harness,
-                update.session_id,
-            ),
-        )
-        if update.main is not None:
-            db.execute(
-                "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ?",
-                (update.main[0], update.main[1], update.session_id),
-            )
-        (last,) = db.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (update.session_id,)
-        ).fetchone()
-        stored: list[TurnRecord] = []
-        for offset, turn in enumerate(turns, start=1):
-            turn = replace(turn, seq=last + offset)
-            turn_id = _insert_turn(db, turn)
-            db.executemany(
-                f"INSERT INTO findings (session_id, turn_id, {read.FINDING_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        turn.session_id,
-                        turn_id,
-                        f.rule_id,
-                        f.category,
-                        f.severity,
-                        f.action,
-                        f.tool_call_id,
-                        f.tool,
-                        f.summary,
-                        f.message,
-                        int(f.blocked),
-                    )
-                    for f in turn.findings
-                ],
-            )
+    (last,) = db.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (update.session_id,)
+    ).fetchone()
+    stored: list[TurnRecord] = []
+    for offset, turn in enumerate(turns, start=1):
+        turn = replace(turn, seq=last + offset)
+        turn_id = _insert_turn(db, turn)
+        if not turn.findings:
             stored.append(turn)
+            continue
         db.executemany(
-            "INSERT INTO hidden (session_id, dialect, kind, at, anchor, call_id, items) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO findings (session_id, turn_id, {read.FINDING_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
-                    update.session_id,
-                    entry.dialect,
-                    entry.kind,
-                    entry.at,
-                    entry.anchor,
-                    entry.call_id,
-                    read.dumps(list(entry.items)),
+                    turn.session_id,
+                    turn_id,
+                    f.rule_id,
+                    f.category,
+                    f.severity,
+                    f.action,
+                    f.tool_call_id,
+                    f.tool,
+                    f.summary,
+                    f.message,
+                    int(f.blocked),
                 )
-                for entry in hidden
+                for f in turn.findings
             ],
         )
+        stored.append(turn)
+    if not hidden:
+        return stored
+    db.executemany(
+        "INSERT INTO hidden (session_id, dialect, kind, at, anchor, call_id, items) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                update.session_id,
+                entry.dialect,
+                entry.kind,
+                entry.at,
+                entry.anchor,
+                entry.call_id,
+                read.dumps(list(entry.items)),
+            )
+            for entry in hidden
+        ],
+    )
     return stored
 
 
 def _insert_turn(db: sqlite3.Connection, turn: TurnRecord) -> int:
     cursor = db.execute(
         "INSERT INTO turns (session_id, seq, exchange, attempt, kind, status, dialect, harness, "
-        "model, stream, request, response, delivered, usage, tokens, error, started, ended) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "model, requested_model, stream, request, response, delivered, usage, tokens, error, "
+        "started, ended) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             turn.session_id,
             turn.seq,
@@ -232,10 +319,11 @@ def _insert_turn(db: sqlite3.Connection, turn: TurnRecord) -> int:
             turn.dialect,
             turn.harness,
             turn.model,
+            turn.requested_model,
             int(turn.stream),
-            read.dumps(turn.request),
+            turn.request_json if turn.request_json is not None else read.dumps(turn.request),
             read.dumps(turn.response),
-            read.dumps(turn.delivered),
+            read.delivered_text(turn.delivered, turn.response),
             read.dumps(turn.usage),
             read.dumps(turn.tokens.to_json() if turn.tokens is not None else None),
             turn.error,
@@ -260,3 +348,17 @@ def _set_outcome(
             (session_id, time.time(), read.dumps(outcome)),
         )
     return read.get_session(db, session_id, with_findings=True)
+
+
+def _open_session(db: sqlite3.Connection, session_id: str, cwd: str, harness: str) -> SessionRecord:
+    now = time.time()
+    with read.transaction(db):
+        db.execute(
+            "INSERT INTO sessions (id, harness, cwd, created, updated) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET cwd = excluded.cwd, updated = excluded.updated, "
+            "harness = CASE WHEN excluded.harness = '' THEN harness ELSE excluded.harness END",
+            (session_id, harness, cwd, now, now),
+        )
+    record = read.get_session(db, session_id, with_findings=True)
+    assert record is not None  # written in this transaction
+    return record

@@ -19,6 +19,8 @@ from safeagents.store._records import (
 
 __all__ = [
     "FINDING_COLUMNS",
+    "SAME_AS_RESPONSE",
+    "delivered_text",
     "dumps",
     "get_session",
     "list_sessions",
@@ -47,6 +49,18 @@ def dumps(value: Any) -> str | None:
 
 def loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+SAME_AS_RESPONSE = '"=response"'
+"""What the ``delivered`` column holds when the harness got the upstream's answer unchanged
+(a JSON string, so never a delivered answer, which is an object): it is stored once."""
+
+
+def delivered_text(delivered: Any, response: Any) -> str | None:
+    """The ``delivered`` column for an answer and the upstream ``response`` it came from."""
+    if delivered is not None and (delivered is response or delivered == response):
+        return SAME_AS_RESPONSE
+    return dumps(delivered)
 
 
 class transaction:
@@ -170,7 +184,8 @@ def turns(db: sqlite3.Connection, session_id: str) -> list[TurnRecord]:
     turns: list[TurnRecord] = []
     for row in db.execute(
         "SELECT id, session_id, exchange, attempt, kind, status, dialect, harness, model, "
-        "stream, request, response, delivered, usage, tokens, error, started, ended, seq "
+        "stream, request, response, delivered, usage, tokens, error, started, ended, seq, "
+        "requested_model "
         "FROM turns WHERE session_id = ? ORDER BY seq",
         (session_id,),
     ):
@@ -188,7 +203,7 @@ def turns(db: sqlite3.Connection, session_id: str) -> list[TurnRecord]:
                 stream=bool(row[9]),
                 request=loads(row[10]),
                 response=loads(row[11]),
-                delivered=loads(row[12]),
+                delivered=loads(row[11] if row[12] == SAME_AS_RESPONSE else row[12]),
                 findings=tuple(findings.get(row[0], ())),
                 usage=loads(row[13]),
                 tokens=TokenRecord.from_json(tokens) if tokens is not None else None,
@@ -196,6 +211,7 @@ def turns(db: sqlite3.Connection, session_id: str) -> list[TurnRecord]:
                 started=row[16],
                 ended=row[17],
                 seq=row[18],
+                requested_model=row[19],
             )
         )
     return turns

@@ -1,0 +1,149 @@
+"""ModelAliases: a per-process copy of the store's aliases, refreshed at most every TTL."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from safeagents._registry import default_registry
+from safeagents.proxy._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
+from safeagents.store import SQLiteStore
+
+
+class CountingStore(SQLiteStore):
+    """Counts alias reads; while ``gate`` is set, a read's answer waits for it to open; the
+    next ``failures`` reads fail."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        self.reads = 0
+        self.failures = 0
+        self.gate: asyncio.Event | None = None
+
+    async def aliases(self) -> dict[str, str]:
+        self.reads += 1
+        found = await super().aliases()
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.failures:
+            self.failures -= 1
+            raise sqlite3.OperationalError("disk I/O error")
+        return found
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_reads_the_store_at_most_once_per_ttl_and_sees_other_processes_after_it(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        path = tmp_path / "ttl.db"
+        store, other = CountingStore(path), SQLiteStore(path)
+        clock = Clock()
+        aliases = ModelAliases(store, clock=clock)
+        await other.set_alias("pi", "pi-v1")
+        assert [await aliases.target("pi") for _ in range(10)] == ["pi-v1"] * 10
+        assert store.reads == 1
+        await other.set_alias("pi", "pi-v2")
+        clock.now += ALIAS_TTL / 2
+        assert await aliases.target("pi") == "pi-v1" and store.reads == 1
+        clock.now += ALIAS_TTL / 2
+        assert await aliases.target("pi") == "pi-v2" and store.reads == 2
+        assert await aliases.target("codex") is None and store.reads == 2
+        await store.close()
+        await other.close()
+
+    asyncio.run(scenario())
+
+
+def test_concurrent_stale_requests_share_one_read(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = CountingStore(tmp_path / "shared.db")
+        await store.set_alias("pi", "pi-v1")
+        aliases = ModelAliases(store, clock=Clock())
+        store.gate = asyncio.Event()
+        waiting = [asyncio.ensure_future(aliases.target("pi")) for _ in range(20)]
+        await asyncio.sleep(0.01)
+        store.gate.set()
+        assert await asyncio.gather(*waiting) == ["pi-v1"] * 20
+        assert store.reads == 1
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_local_change_applies_at_once_and_beats_a_read_already_in_flight(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        store = CountingStore(tmp_path / "race.db")
+        await store.set_alias("pi", "pi-v1")
+        clock = Clock()
+        aliases = ModelAliases(store, clock=clock)
+        store.gate = asyncio.Event()
+        stale = asyncio.ensure_future(aliases.target("pi"))
+        await asyncio.sleep(0.01)
+        await aliases.set("pi", "pi-v2")  # the read in flight predates this
+        store.gate.set()
+        assert await stale == "pi-v2"
+        assert await aliases.target("pi") == "pi-v2"
+        store.gate = None
+        assert await aliases.delete("pi") is True and await aliases.target("pi") is None
+        reads = store.reads
+        clock.now += ALIAS_TTL
+        assert await aliases.current() == {} and store.reads == reads + 1
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_read_is_retried_and_a_cancelled_waiter_does_not_cancel_it(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        store = CountingStore(tmp_path / "retry.db")
+        await store.set_alias("pi", "pi-v1")
+        aliases = ModelAliases(store, clock=Clock())
+        store.gate = asyncio.Event()
+        gone, waiting = (asyncio.ensure_future(aliases.target("pi")) for _ in range(2))
+        await asyncio.sleep(0.01)
+        gone.cancel()  # its client went away
+        store.failures = 1
+        store.gate.set()
+        with pytest.raises(sqlite3.OperationalError):
+            await waiting
+        assert gone.cancelled() and store.reads == 1
+        store.gate = None
+        assert await aliases.target("pi") == "pi-v1" and store.reads == 2
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_start_up_aliases_are_canonical_and_replace_the_stored_ones(tmp_path: Path) -> None:
+    registry = default_registry()
+    assert canonical_aliases(registry, {"claude": "a", "PI": "b"}) == {
+        "claude-code": "a",
+        "pi": "b",
+    }
+    with pytest.raises(ValueError, match="nobody"):
+        canonical_aliases(registry, {"nobody": "x"})
+
+    async def scenario() -> None:
+        store = SQLiteStore(tmp_path / "reset.db")
+        await store.set_alias("codex", "old")
+        await store.set_alias("pi", "old")
+        await reset_aliases(store, {"pi": "new", "hermes": "h"})
+        assert await store.aliases() == {"hermes": "h", "pi": "new"}
+        await store.close()
+
+    asyncio.run(scenario())

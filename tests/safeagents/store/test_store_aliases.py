@@ -1,0 +1,100 @@
+"""SQLiteStore model aliases (shared across stores on one file) and the schema upgrade."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from safeagents.store import SessionUpdate, SQLiteStore, TurnRecord
+from safeagents.store._schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
+
+
+def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        path = tmp_path / "aliases.db"
+        first, second = SQLiteStore(path), SQLiteStore(path)
+        assert await first.aliases() == {}
+        await first.set_alias("pi", "pi-v1")
+        await first.set_alias("codex", "codex-v1")
+        await second.set_alias("pi", "pi-v2")
+        assert await first.aliases() == {"codex": "codex-v1", "pi": "pi-v2"}
+        assert await second.delete_alias("codex") is True
+        assert await first.delete_alias("codex") is False
+        assert await first.aliases() == {"pi": "pi-v2"}
+        await first.close()
+        await second.close()
+        reopened = SQLiteStore(path)
+        assert await reopened.aliases() == {"pi": "pi-v2"}
+        await reopened.close()
+
+    asyncio.run(scenario())
+
+
+def _old_schema() -> list[str]:
+    """The statements of the first schema: today's, less every column added since."""
+    statements = []
+    for statement in SCHEMA:
+        if "model_aliases" in statement:
+            continue
+        for version, table, column, _ in ADDED_COLUMNS:
+            if version > 1 and f"TABLE IF NOT EXISTS {table} " in statement:
+                lines = statement.splitlines()
+                statement = "\n".join(line for line in lines if column not in line)
+        statements.append(statement)
+    return statements
+
+
+def _columns(path: Path, table: str) -> set[str]:
+    with sqlite3.connect(path) as db:
+        return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
+def test_a_store_written_by_the_first_schema_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        for statement in _old_schema():
+            db.execute(statement)
+        db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
+        db.execute(
+            "INSERT INTO sessions (id, harness, created, updated, turns) "
+            "VALUES ('old', 'pi', 1, 1, 1)"
+        )
+        db.execute(
+            "INSERT INTO turns (session_id, seq, exchange, attempt, kind, status, dialect, "
+            "harness, model, stream, started, ended) "
+            "VALUES ('old', 1, 'e', 0, 'main', 'ok', 'chat', 'pi', 'm', 0, 1, 2)"
+        )
+    assert "requested_model" not in _columns(path, "turns")
+
+    async def scenario() -> None:
+        store = SQLiteStore(path)
+        (old,) = await store.turns("old")
+        assert (old.model, old.requested_model) == ("m", "")
+        update = SessionUpdate("old", "pi", "chat", "/workspace", "m", "")
+        turn = TurnRecord(
+            "old",
+            "e2",
+            0,
+            "main",
+            "ok",
+            "chat",
+            "pi",
+            "pi-v3",
+            False,
+            None,
+            None,
+            requested_model="m",
+        )
+        await store.record_exchange(update, [turn])
+        new = (await store.turns("old"))[-1]
+        assert (new.seq, new.model, new.requested_model) == (2, "pi-v3", "m")
+        await store.set_alias("pi", "pi-v3")
+        assert await store.aliases() == {"pi": "pi-v3"}
+        await store.close()
+
+    asyncio.run(scenario())
+    assert "requested_model" in _columns(path, "turns")
+    with sqlite3.connect(path) as db:
+        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert version == str(SCHEMA_VERSION)
