@@ -18,6 +18,7 @@ from trainer._reward import DEFAULT_TOOL_CALL_BONUS, DEFAULT_TOOL_CALL_HORIZON
 __all__ = [
     "ConfigError",
     "ConfigIssue",
+    "EnvironmentSettings",
     "GRPOSettings",
     "LoraSettings",
     "OptimizerSettings",
@@ -97,6 +98,10 @@ class GRPOSettings(_Section):
     """Samples from adapter versions further behind the current one are dropped."""
     publish_every: int = Field(default=10, gt=0)
     """Optimiser steps between adapter versions published to vLLM."""
+    max_steps: int = Field(default=200, gt=0)
+    """Optimiser steps to run."""
+    tasks_per_step: int = Field(default=1, gt=0)
+    """Tasks per optimiser step; each gives one group of ``group_size`` rollouts."""
 
 
 class RewardSettings(_Section):
@@ -106,6 +111,22 @@ class RewardSettings(_Section):
 
 class VLLMSettings(_Section):
     base_url: HttpURL = "http://127.0.0.1:8000"
+    served_model: str | None = None
+    """The name vLLM serves the base model under (``--served-model-name``); ``base_model``
+    by default. Version 0 of every adapter is this base."""
+
+
+class EnvironmentSettings(_Section):
+    """Where rollouts come from (see ``trainer.Environment``)."""
+
+    factory: str = Field(min_length=3)
+    """``module:attribute``, called with ``options`` to make the environment."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    concurrency: int = Field(default=16, gt=0)
+    """Rollouts running at once."""
+    model: str | None = None
+    """The model name the harness asks for; the proxy's alias rewrites it. ``base_model``
+    by default."""
 
 
 class ProxySettings(_Section):
@@ -132,6 +153,8 @@ class TrainerConfig(_Section):
     reward: RewardSettings = Field(default_factory=RewardSettings)
     vllm: VLLMSettings = Field(default_factory=VLLMSettings)
     proxy: ProxySettings = Field(default_factory=ProxySettings)
+    environment: EnvironmentSettings | None = None
+    """Required by ``safeagents train``; the pure data path does not need it."""
 
     @field_validator("harnesses")
     @classmethod

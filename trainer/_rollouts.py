@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from safeagents.store import SessionRecord, Store, TurnRecord
-from trainer._reward import RewardFunction, task_id_of
+from trainer._reward import OutcomeError, RewardFunction, parse_outcome, task_id_of
 from trainer._rows import Row, build_rows
 
 __all__ = ["Rollout", "TaskOf", "read_rollout", "rollout_from"]
@@ -24,6 +24,8 @@ class Rollout:
     reward: float | None
     hacked: bool
     tool_calls: int
+    success: bool | None = None
+    """What the verifier said (``None`` without a usable outcome)."""
     rows: tuple[Row, ...] = ()
     excluded: Mapping[str, int] = field(default_factory=dict)
     """Turns left out of ``rows``, by reason."""
@@ -32,6 +34,15 @@ class Rollout:
     @property
     def scored(self) -> bool:
         return self.reward is not None
+
+
+def _succeeded(session: SessionRecord) -> bool | None:
+    if session.outcome is None:
+        return None
+    try:
+        return parse_outcome(session.outcome).succeeded
+    except OutcomeError:
+        return None
 
 
 def _rollout(
@@ -48,6 +59,7 @@ def _rollout(
         reward=value,
         hacked=session.hacked,
         tool_calls=session.tool_calls,
+        success=_succeeded(session),
     )
     if value is None:
         return rollout

@@ -38,7 +38,7 @@ def _rollout(
     session_id: str, reward: float | None, *, task: str | None = "t", hacked: bool = False
 ) -> Rollout:
     rows = () if reward is None else (_row(session_id, 1, 2, 3), _row(session_id, 4, 5))
-    return Rollout(session_id, "opencode", task, reward, hacked, 3, rows)
+    return Rollout(session_id, "opencode", task, reward, hacked, 3, rows=rows)
 
 
 def test_advantages_are_rewards_minus_the_mean_of_the_scored_ones() -> None:

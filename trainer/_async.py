@@ -1,0 +1,201 @@
+"""The GPU path: TRL's ``AsyncGRPOTrainer`` fed by :class:`TranscriptRolloutWorker`.
+
+Publishing reuses TRL 1.16's adapter-only sync rather than :class:`AdapterPublisher`: when
+the model is a plain LoRA and the vLLM server runs with ``--enable-lora``, every
+``weight_sync_steps`` TRL saves the adapter under ``output_dir/.vllm_lora/{name}-v{N}``,
+loads it with ``POST /v1/load_lora_adapter`` (never in place), calls the rollout worker's
+``update_model_version(N)``, and unloads ``{name}-v{N - max_staleness - 1}``. TRL names the
+adapter after its private ``_lora_name`` (``trl-policy``); it is set to the harness here, so
+the versions are exactly :func:`~trainer._batching.adapter_name`'s ``{harness}-v{N}`` and
+:func:`~trainer._batching.row_version` reads them back from the recorded turns. The worker's
+``on_version`` hook then repoints the proxy's alias for the harness at the new version. TRL
+publishes ``{harness}-v1`` (the untrained adapter) once before the first rollout.
+
+TRL's sync would also pause vLLM (``/pause``) around every adapter save, which would stall
+every harness the server serves: a new adapter name needs no pause (older versions keep
+serving until unloaded), so the trainer's vLLM client here ignores pause and resume
+(:class:`_NeverPause`). TRL probes ``/server_info`` at start-up, so the server needs
+``VLLM_SERVER_DEV_MODE=1``. Without ``--enable-lora``
+TRL would fall back to merging the adapter into the served base weights, which other
+harnesses share; :func:`build_async_trainer` refuses that.
+
+torch, trl and peft are imported only when a trainer is built, so this module imports on a
+machine without them. Building and training need a CUDA GPU (TRL forces FlashAttention 3
+kernels) and have not been run here: they are not covered by the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trainer._async_worker import TranscriptRolloutWorker, quiet_trl_experimental
+from trainer._batching import adapter_name
+
+if TYPE_CHECKING:
+    from trl.experimental.async_grpo.async_grpo_config import AsyncGRPOConfig
+    from trl.experimental.async_grpo.async_grpo_trainer import AsyncGRPOTrainer
+
+    from trainer._train import Training
+
+__all__ = ["alias_repointer", "async_grpo_config", "build_async_trainer", "train_async"]
+
+logger = logging.getLogger("safeagents.trainer")
+
+DEFAULT_HEARTBEAT_S = 1800.0
+"""How long the trainer waits for a sample before it calls the worker hung: above the
+longest rollout round (a group of agent sessions)."""
+
+
+class _NeverPause:
+    """TRL's vLLM client without ``pause``/``resume``: publishing ``{harness}-v{N}`` under a
+    new name never needs the engine stopped, and other harnesses share the server."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def pause(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def resume(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def alias_repointer(training: Training) -> Callable[[int], None]:
+    """Points the proxy's alias for the training's harness at ``{harness}-v{version}``."""
+
+    def repoint(version: int) -> None:
+        name = adapter_name(training.harness, version)
+        training.admin.set_alias(training.harness, name)
+        logger.info("%s now served by %s", training.harness, name)
+
+    return repoint
+
+
+def async_grpo_config(
+    training: Training,
+    *,
+    gradient_accumulation_steps: int = 4,
+    heartbeat_stale_after_s: float = DEFAULT_HEARTBEAT_S,
+) -> AsyncGRPOConfig:
+    """TRL's settings from the trainer config (one optimiser step = that many micro-batches)."""
+    with quiet_trl_experimental():
+        from trl.experimental.async_grpo.async_grpo_config import AsyncGRPOConfig
+
+    config = training.config
+    grpo = config.grpo
+    return AsyncGRPOConfig(
+        output_dir=str(Path(config.output_dir) / training.harness),
+        dtype="bfloat16",
+        learning_rate=config.optimizer.learning_rate,
+        weight_decay=config.optimizer.weight_decay,
+        max_grad_norm=config.optimizer.max_grad_norm,
+        lr_scheduler_type="constant",
+        max_steps=grpo.max_steps,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        num_generations=grpo.group_size,
+        temperature=config.sampling.temperature,
+        max_completion_length=config.sampling.max_tokens_per_turn,
+        max_staleness=grpo.max_staleness,
+        token_budget=grpo.token_budget,
+        weight_sync_steps=grpo.publish_every,
+        vllm_server_base_url=config.vllm.base_url.rstrip("/").removesuffix("/v1"),
+        heartbeat_stale_after_s=heartbeat_stale_after_s,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+    )
+
+
+def build_async_trainer(
+    training: Training,
+    *,
+    gradient_accumulation_steps: int = 4,
+    heartbeat_stale_after_s: float = DEFAULT_HEARTBEAT_S,
+    max_inflight_rounds: int = 2,
+) -> AsyncGRPOTrainer:
+    """``AsyncGRPOTrainer`` for ``training``'s harness, with rollouts from its runner.
+
+    Needs a CUDA GPU and a reachable vLLM server started with ``--enable-lora`` (adapter
+    sync is probed at construction). Not exercised by the test suite.
+    """
+    from datasets import Dataset
+
+    from trainer._trl import lora_config
+
+    with quiet_trl_experimental():
+        from trl.experimental.async_grpo.async_grpo_trainer import AsyncGRPOTrainer
+
+    config = training.config
+    tasks = list(training.tasks.values())
+    worker = TranscriptRolloutWorker(
+        training.runner.collect,
+        tasks,
+        tasks_per_round=config.grpo.tasks_per_step,
+        scale_std=config.grpo.scale_std,
+        max_staleness=config.grpo.max_staleness,
+        max_inflight=max_inflight_rounds,
+        on_version=alias_repointer(training),
+    )
+    trainer = AsyncGRPOTrainer(
+        model=config.base_model,
+        args=async_grpo_config(
+            training,
+            gradient_accumulation_steps=gradient_accumulation_steps,
+            heartbeat_stale_after_s=heartbeat_stale_after_s,
+        ),
+        # Never read: the worker picks the tasks. TRL wants a prompt dataset all the same.
+        train_dataset=Dataset.from_dict({"prompt": [task.prompt for task in tasks]}),
+        peft_config=lora_config(training),
+        rollout_worker=worker,
+    )
+    if not getattr(trainer, "_lora_sync", False):
+        raise RuntimeError(
+            "TRL chose merged-weight sync, which would overwrite the base model every harness "
+            "shares: start vLLM with --enable-lora, VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and "
+            "VLLM_SERVER_DEV_MODE=1, and train a plain LoRA on a single data-parallel replica"
+        )
+    if not hasattr(trainer, "_lora_name"):
+        raise RuntimeError("this TRL version no longer names adapters by _lora_name")
+    trainer._lora_name = training.harness
+    trainer.vllm_client = _NeverPause(trainer.vllm_client)  # type: ignore[assignment]
+    return trainer
+
+
+def train_async(training: Training, **options: Any) -> AsyncGRPOTrainer:
+    """Serve the base model to the harness, then train (TRL stops the worker at the end)."""
+    training.admin.set_alias(training.harness, training.base_name)
+    try:
+        trainer = build_async_trainer(training, **options)
+        trainer.train()
+    finally:
+        training.close()
+    return trainer
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m trainer._async CONFIG.yaml [--harness NAME] [--proxy-url URL]``."""
+    from trainer._config import load_config
+    from trainer._train import Training
+
+    parser = argparse.ArgumentParser(prog="python -m trainer._async", description=main.__doc__)
+    parser.add_argument("config", metavar="CONFIG.yaml")
+    parser.add_argument("--harness", metavar="NAME")
+    parser.add_argument("--proxy-url", metavar="URL")
+    parser.add_argument("--gradient-accumulation-steps", type=int, default=4, metavar="N")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("SAFEAGENTS_LOG_LEVEL", "INFO"))
+    training = Training(load_config(args.config), harness=args.harness, proxy_url=args.proxy_url)
+    train_async(training, gradient_accumulation_steps=args.gradient_accumulation_steps)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""Per-step training metrics and their JSONL log (one object per line, appended per step).
+
+Floats that are not finite (a diverged ``loss``) are written as ``NaN``/``Infinity``, as
+Python's :mod:`json` does, and read back the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Self
+
+__all__ = ["MetricsFile", "MetricsLog", "StepMetrics", "read_metrics", "scan_metrics"]
+
+logger = logging.getLogger("safeagents.trainer")
+
+_RATES = ("success_rate", "hack_rate")
+_NON_NEGATIVE = (
+    "version",
+    "groups",
+    "rollouts",
+    "samples",
+    "unscored",
+    "dropped_stale",
+    "dropped_oversize",
+    "tokens",
+    "tokens_per_s",
+    "tool_calls_mean",
+    "step_seconds",
+    "elapsed_seconds",
+)
+_LOGGED_PROBLEMS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class StepMetrics:
+    """What one optimiser step of one harness's adapter did."""
+
+    step: int
+    harness: str
+    version: int
+    groups: int
+    rollouts: int
+    samples: int
+    unscored: int
+    reward_mean: float | None
+    success_rate: float | None
+    hack_rate: float
+    tool_calls_mean: float
+    dropped_stale: int
+    dropped_oversize: int
+    tokens: int
+    tokens_per_s: float
+    loss: float | None
+    step_seconds: float
+    elapsed_seconds: float
+    published: str | None = None
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        if self.step < 1:
+            problems.append(f"step is 1-based, got {self.step}")
+        if not self.harness:
+            problems.append("harness is empty")
+        for name in _NON_NEGATIVE:
+            value = getattr(self, name)
+            if not value >= 0:
+                problems.append(f"{name} must be >= 0, got {value}")
+        for name in _RATES:
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                problems.append(f"{name} must be within [0, 1], got {value}")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON object of plain ``int``/``float``/``str``/``None`` values, in field order."""
+        return {field.name: _PLAIN[field.type](getattr(self, field.name)) for field in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> StepMetrics:
+        """Read :meth:`to_json`'s object; ignores unknown keys, raises ``ValueError`` listing
+        every missing or mistyped one."""
+        values: dict[str, object] = {}
+        problems: list[str] = []
+        for field in fields(cls):
+            if field.name not in data:
+                if field.default is None:
+                    values[field.name] = None
+                else:
+                    problems.append(f"missing {field.name!r}")
+                continue
+            try:
+                values[field.name] = _PARSE[field.type](data[field.name])
+            except TypeError as error:
+                problems.append(f"{field.name!r} {error}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"must be an integer, got {value!r}")
+    return value
+
+
+def _float(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"must be a number, got {value!r}")
+    return float(value)
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"must be a string, got {value!r}")
+    return value
+
+
+def _optional(parse: Callable[[object], object]) -> Callable[[object], object]:
+    return lambda value: None if value is None else parse(value)
+
+
+def _plain_int(value: object) -> object:
+    return int(value)  # type: ignore[call-overload]
+
+
+def _plain_float(value: object) -> object:
+    return float(value)  # type: ignore[arg-type]
+
+
+# Keyed by the annotation strings of StepMetrics' fields (``from __future__ import annotations``).
+_PARSE: dict[object, Callable[[object], object]] = {
+    "int": _int,
+    "float": _float,
+    "str": _str,
+    "float | None": _optional(_float),
+    "str | None": _optional(_str),
+}
+# numpy/torch scalars (``loss.item()`` forgotten) become plain numbers json can write.
+_PLAIN: dict[object, Callable[[object], object]] = {
+    "int": _plain_int,
+    "float": _plain_float,
+    "str": str,
+    "float | None": _optional(_plain_float),
+    "str | None": _optional(str),
+}
+
+
+class MetricsLog:
+    """An append-only JSONL file of :class:`StepMetrics`, flushed after every step."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._file: IO[str] | None = path.open("a", encoding="utf-8")
+        if _ends_mid_line(path):
+            # A run killed mid-write left half a line: start a fresh one, do not glue onto it.
+            self._file.write("\n")
+            self._file.flush()
+
+    def append(self, metrics: StepMetrics) -> None:
+        """Write one step as one line and flush it."""
+        line = json.dumps(metrics.to_json(), ensure_ascii=False)
+        with self._lock:
+            if self._file is None:
+                raise ValueError(f"metrics log {self.path} is closed")
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        """Close the file; closing twice is harmless."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _ends_mid_line(path: Path) -> bool:
+    with path.open("rb") as handle:
+        if handle.seek(0, 2) == 0:
+            return False
+        handle.seek(-1, 2)
+        return handle.read(1) != b"\n"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsFile:
+    """The steps read from a metrics log, and a ``file:line: reason`` for each line skipped."""
+
+    metrics: tuple[StepMetrics, ...]
+    skipped: tuple[str, ...]
+
+
+def scan_metrics(path: Path) -> MetricsFile:
+    """Read every well-formed line of ``path``; blank lines are ignored, bad ones reported."""
+    metrics: list[StepMetrics] = []
+    skipped: list[str] = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                metrics.append(_parse_line(line))
+            except ValueError as error:
+                skipped.append(f"{path}:{number}: {error}")
+    return MetricsFile(tuple(metrics), tuple(skipped))
+
+
+def _parse_line(line: str) -> StepMetrics:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error.msg} at column {error.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    return StepMetrics.from_json(data)
+
+
+def read_metrics(path: Path) -> list[StepMetrics]:
+    """The steps in ``path``; malformed lines are skipped and logged on ``safeagents.trainer``."""
+    read = scan_metrics(path)
+    for problem in read.skipped[:_LOGGED_PROBLEMS]:
+        logger.warning("skipped a metrics line: %s", problem)
+    if read.skipped:
+        logger.warning("skipped %d malformed line(s) in %s", len(read.skipped), path)
+    return list(read.metrics)

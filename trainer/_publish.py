@@ -1,0 +1,75 @@
+"""Publishing adapter versions: save, load into vLLM under a new name, repoint the proxy's
+alias, unload what left the staleness window. Serving never pauses and never reloads a name
+in place (vLLM keys its prefix cache by adapter name).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Protocol
+
+from trainer._batching import BASE_VERSION, adapter_name
+
+__all__ = ["AdapterPublisher", "AdapterServer", "AliasTarget", "SavesAdapter"]
+
+logger = logging.getLogger("safeagents.trainer")
+
+
+class SavesAdapter(Protocol):
+    """A PEFT model, or anything that writes an adapter directory vLLM can load."""
+
+    def save_pretrained(self, save_directory: str) -> None: ...
+
+
+class AdapterServer(Protocol):
+    def load_adapter(self, name: str, path: Path) -> None: ...
+
+    def unload_adapter(self, name: str) -> None: ...
+
+
+class AliasTarget(Protocol):
+    def set_alias(self, harness: str, model: str) -> None: ...
+
+
+class AdapterPublisher:
+    """Publishes ``{harness}-v{k}`` for k = 1, 2, …; keeps ``max_staleness + 1`` versions live."""
+
+    def __init__(
+        self,
+        *,
+        harness: str,
+        output_dir: Path,
+        server: AdapterServer,
+        proxy: AliasTarget,
+        max_staleness: int,
+    ) -> None:
+        self.harness = harness
+        self.output_dir = output_dir
+        self.server = server
+        self.proxy = proxy
+        self.max_staleness = max_staleness
+        self.version = BASE_VERSION
+        self.live: list[str] = []
+
+    def path(self, version: int) -> Path:
+        return self.output_dir / self.harness / f"v{version}"
+
+    def publish(self, model: SavesAdapter) -> str:
+        """Save ``model``'s adapter as the next version and make the proxy serve it."""
+        version = self.version + 1
+        name = adapter_name(self.harness, version)
+        path = self.path(version)
+        path.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(str(path))
+        self.server.load_adapter(name, path)
+        self.proxy.set_alias(self.harness, name)
+        self.version = version
+        self.live.append(name)
+        while len(self.live) > self.max_staleness + 1:
+            old = self.live.pop(0)
+            try:
+                self.server.unload_adapter(old)
+            except Exception as problem:  # serving goes on; the slot is reclaimed later
+                logger.warning("could not unload %s: %s", old, problem)
+        return name

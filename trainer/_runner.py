@@ -1,0 +1,180 @@
+"""Rollouts for one training step: ``group_size`` sessions per task, run through the proxy,
+verified, their outcome posted, then read back from the transcript store as groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from safeagents.store import SessionRecord, Store
+from trainer._advantages import Group, GroupCollector
+from trainer._environment import Endpoint, Environment, Task
+from trainer._reward import RewardFunction
+from trainer._rollouts import Rollout, read_rollout
+
+__all__ = ["ProxyAdmin", "ProxyAdminError", "RolloutRunner", "StepRollouts"]
+
+logger = logging.getLogger("safeagents.trainer")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class ProxyAdminError(RuntimeError):
+    """The proxy's admin API refused or failed a call."""
+
+
+class ProxyAdmin:
+    """The calls the trainer makes to ``safeagents serve``'s admin API."""
+
+    def __init__(self, admin_url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
+        self.admin_url = admin_url.rstrip("/")
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        self._headers = headers
+        self._timeout = timeout
+
+    def _check(self, response: httpx.Response, what: str) -> Any:
+        if response.status_code >= 400:
+            try:
+                message = response.json()["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                message = response.text[:500]
+            raise ProxyAdminError(f"{what}: proxy answered {response.status_code}: {message}")
+        return response.json()
+
+    async def post_outcome(
+        self, client: httpx.AsyncClient, session_id: str, outcome: Mapping[str, Any]
+    ) -> None:
+        url = f"{self.admin_url}/sessions/{session_id}/outcome"
+        response = await client.post(url, json=dict(outcome), headers=self._headers)
+        self._check(response, f"posting the outcome of session {session_id}")
+
+    def set_alias(self, harness: str, model: str) -> None:
+        """Point the proxy's model alias for ``harness`` at ``model``."""
+        response = httpx.put(
+            f"{self.admin_url}/aliases/{harness}",
+            json={"model": model},
+            headers=self._headers,
+            timeout=self._timeout,
+        )
+        self._check(response, f"pointing the alias of {harness} at {model}")
+
+
+@dataclass(slots=True)
+class StepRollouts:
+    """What one step's rollouts gave: full or partial groups, and what went wrong."""
+
+    groups: list[Group] = field(default_factory=list)
+    rollouts: list[Rollout] = field(default_factory=list)
+    failed: int = 0
+    """Rollouts whose agent or verifier raised, or that never reached the proxy."""
+
+    @property
+    def unscored(self) -> int:
+        return self.failed + sum(not rollout.scored for rollout in self.rollouts)
+
+
+class RolloutRunner:
+    """Runs ``group_size`` rollouts of each task concurrently and groups the results."""
+
+    def __init__(
+        self,
+        environment: Environment,
+        *,
+        proxy_url: str,
+        admin: ProxyAdmin,
+        store: Store,
+        reward: RewardFunction,
+        group_size: int,
+        model: str,
+        temperature: float,
+        max_tokens: int,
+        concurrency: int = 16,
+        run_id: str | None = None,
+    ) -> None:
+        self.environment = environment
+        self.proxy_url = proxy_url.rstrip("/")
+        self.admin = admin
+        self.store = store
+        self.reward = reward
+        self.group_size = group_size
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.concurrency = max(1, concurrency)
+        self.run_id = run_id or uuid.uuid4().hex[:8]
+        self._counter = 0
+
+    def _endpoint(self, task: Task) -> Endpoint:
+        self._counter += 1
+        session_id = f"{self.run_id}-{_UNSAFE.sub('_', task.id)}-{self._counter}"
+        return Endpoint(
+            base_url=f"{self.proxy_url}/s/{session_id}/v1",
+            session_id=session_id,
+            harness=self.environment.harness,
+            model=self.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )
+
+    async def collect(self, tasks: Sequence[Task]) -> StepRollouts:
+        """Run and read back every rollout of ``tasks``; groups come out in task order."""
+        endpoints = [(task, self._endpoint(task)) for task in tasks for _ in range(self.group_size)]
+        task_of = {endpoint.session_id: task.id for task, endpoint in endpoints}
+        limit = asyncio.Semaphore(self.concurrency)
+        async with httpx.AsyncClient(timeout=120.0) as client:
+            results = await asyncio.gather(
+                *(self._one(client, limit, task, endpoint) for task, endpoint in endpoints)
+            )
+        outcome = StepRollouts()
+        collector = GroupCollector(self.group_size)
+        for (_task, endpoint), ok in zip(endpoints, results, strict=True):
+            rollout = (
+                await read_rollout(
+                    self.store, endpoint.session_id, self.reward, task_of=_lookup(task_of)
+                )
+                if ok
+                else None
+            )
+            if rollout is None:
+                outcome.failed += 1
+                continue
+            outcome.rollouts.append(rollout)
+            group = collector.add(rollout)
+            if group is not None:
+                outcome.groups.append(group)
+        outcome.groups.extend(collector.flush())
+        return outcome
+
+    async def _one(
+        self, client: httpx.AsyncClient, limit: asyncio.Semaphore, task: Task, endpoint: Endpoint
+    ) -> bool:
+        async with limit:
+            try:
+                result = await self.environment.rollout(task, endpoint)
+            except Exception as problem:  # an agent or verifier failure is an unscored rollout
+                logger.warning(
+                    "rollout %s of task %s failed: %r", endpoint.session_id, task.id, problem
+                )
+                return False
+            try:
+                await self.admin.post_outcome(
+                    client, endpoint.session_id, {**result, "task_id": task.id}
+                )
+            except (ProxyAdminError, httpx.HTTPError) as problem:
+                logger.warning("rollout %s: %s", endpoint.session_id, problem)
+                return False
+            return True
+
+
+def _lookup(task_of: Mapping[str, str]) -> Any:
+    def task_id(session: SessionRecord) -> str | None:
+        return task_of.get(session.id)
+
+    return task_id

@@ -1,0 +1,221 @@
+"""One training run: environment rollouts through the proxy, GRPO steps, adapters published.
+
+``Training`` wires the parts for one harness (one adapter): the :class:`RolloutRunner`
+collects a step's groups, the pure data path turns them into micro-batches, TRL's trainer
+takes the step, and every ``publish_every`` steps the :class:`AdapterPublisher` makes the new
+version the one the proxy serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from safeagents.store import SQLiteStore
+from trainer._advantages import Sample, group_samples
+from trainer._batching import drop_stale, pack_micro_batches
+from trainer._config import TrainerConfig
+from trainer._environment import Environment, Task, load_environment
+from trainer._metrics import StepMetrics
+from trainer._publish import AdapterPublisher, AdapterServer
+from trainer._reward import load_reward
+from trainer._runner import ProxyAdmin, RolloutRunner, StepRollouts
+from trainer._vllm import VLLMAdmin
+
+if TYPE_CHECKING:
+    from trainer._grpo import StepBatch
+
+__all__ = ["Training", "TrainingResult", "step_stats"]
+
+MetricsSink = Callable[[StepMetrics], None]
+NoteSink = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class TrainingResult:
+    metrics: list[StepMetrics] = field(default_factory=list)
+    published: list[str] = field(default_factory=list)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def step_stats(collected: StepRollouts) -> dict[str, Any]:
+    """The rollout side of a step's metrics."""
+    rollouts = collected.rollouts
+    scored = [r for r in rollouts if r.reward is not None]
+    total = len(rollouts) + collected.failed
+    return {
+        "groups": len(collected.groups),
+        "rollouts": total,
+        "unscored": collected.unscored,
+        "reward_mean": _mean([r.reward for r in scored if r.reward is not None]),
+        "success_rate": _mean([1.0 if r.success else 0.0 for r in scored]),
+        "hack_rate": sum(r.hacked for r in rollouts) / total if total else 0.0,
+        "tool_calls_mean": _mean([float(r.tool_calls) for r in rollouts]) or 0.0,
+    }
+
+
+class Training:
+    """GRPO for ``harness``'s adapter on the rollouts of ``environment``."""
+
+    def __init__(
+        self,
+        config: TrainerConfig,
+        *,
+        environment: Environment | None = None,
+        harness: str | None = None,
+        server: AdapterServer | None = None,
+        proxy_url: str | None = None,
+    ) -> None:
+        self.config = config
+        if environment is None:
+            if config.environment is None:
+                raise ValueError("the config has no environment section: nothing to roll out")
+            environment = load_environment(config.environment.factory, config.environment.options)
+        self.environment = environment
+        self.harness = harness or environment.harness
+        if self.harness not in config.harnesses:
+            raise ValueError(
+                f"harness {self.harness!r} is not among the config's harnesses "
+                f"{list(config.harnesses)}"
+            )
+        self.tasks: dict[str, Task] = {task.id: task for task in environment.tasks()}
+        if len(self.tasks) < config.grpo.tasks_per_step:
+            raise ValueError(
+                f"grpo.tasks_per_step is {config.grpo.tasks_per_step} but the environment has "
+                f"only {len(self.tasks)} task(s)"
+            )
+        token = os.environ.get(config.proxy.admin_token_env) or None
+        self.admin = ProxyAdmin(config.proxy.admin_url, token=token)
+        self.proxy_url = proxy_url or config.proxy.admin_url.rsplit("/safeagents/", 1)[0]
+        self._owned: VLLMAdmin | None = None
+        if server is None:
+            server = self._owned = VLLMAdmin(config.vllm.base_url)
+        self.publisher = AdapterPublisher(
+            harness=self.harness,
+            output_dir=Path(config.output_dir),
+            server=server,
+            proxy=self.admin,
+            max_staleness=config.grpo.max_staleness,
+        )
+        self.base_name = config.vllm.served_model or config.base_model
+        self._loop = asyncio.new_event_loop()
+        self._store = SQLiteStore(config.proxy.store)
+        settings = config.environment
+        self.runner = RolloutRunner(
+            environment,
+            proxy_url=self.proxy_url,
+            admin=self.admin,
+            store=self._store,
+            reward=load_reward(
+                tool_call_bonus=config.reward.tool_call_bonus,
+                tool_call_horizon=config.reward.tool_call_horizon,
+            ),
+            group_size=config.grpo.group_size,
+            model=(settings.model if settings and settings.model else None) or self.base_name,
+            temperature=config.sampling.temperature,
+            max_tokens=config.sampling.max_tokens_per_turn,
+            concurrency=settings.concurrency if settings else 16,
+        )
+        self.result = TrainingResult()
+        self._started = time.perf_counter()
+
+    def next_batch(self, task_ids: Sequence[str]) -> StepBatch:
+        """The :data:`StepSource`: run the tasks' rollouts, then group, filter and pack."""
+        from trainer._grpo import StepBatch
+
+        tasks = [self.tasks[task_id] for task_id in task_ids]
+        collected = self._loop.run_until_complete(self.runner.collect(tasks))
+        grpo = self.config.grpo
+        samples: list[Sample] = []
+        for group in collected.groups:
+            samples.extend(group_samples(group, scale_std=grpo.scale_std))
+        fresh = drop_stale(samples, self.publisher.version, grpo.max_staleness)
+        learning = [sample for sample in fresh.kept if sample.advantage != 0.0]
+        packing = pack_micro_batches(learning, grpo.token_budget)
+        stats = step_stats(collected)
+        stats.update(
+            samples=sum(len(batch.samples) for batch in packing.batches),
+            dropped_stale=fresh.dropped,
+            dropped_oversize=packing.dropped_oversize,
+        )
+        return StepBatch(list(packing.batches), stats)
+
+    def metrics(self, step: int, published: str | None) -> StepMetrics:
+        from trainer._grpo import TranscriptGRPOTrainer
+
+        trainer = self._trainer
+        assert isinstance(trainer, TranscriptGRPOTrainer)
+        batch = trainer.last_batch
+        stats = dict(batch.stats) if batch is not None else {}
+        tokens = batch.trained_tokens if batch is not None else 0
+        seconds = trainer.last_step_seconds
+        return StepMetrics(
+            step=step,
+            harness=self.harness,
+            version=self.publisher.version if published is None else self.publisher.version - 1,
+            groups=int(stats.get("groups", 0)),
+            rollouts=int(stats.get("rollouts", 0)),
+            samples=int(stats.get("samples", 0)),
+            unscored=int(stats.get("unscored", 0)),
+            reward_mean=stats.get("reward_mean"),
+            success_rate=stats.get("success_rate"),
+            hack_rate=float(stats.get("hack_rate", 0.0)),
+            tool_calls_mean=float(stats.get("tool_calls_mean", 0.0)),
+            dropped_stale=int(stats.get("dropped_stale", 0)),
+            dropped_oversize=int(stats.get("dropped_oversize", 0)),
+            tokens=tokens,
+            tokens_per_s=tokens / seconds if seconds > 0 else 0.0,
+            loss=trainer.last_loss,
+            step_seconds=seconds,
+            elapsed_seconds=time.perf_counter() - self._started,
+            published=published,
+        )
+
+    def run(
+        self, *, on_metrics: MetricsSink | None = None, on_note: NoteSink | None = None
+    ) -> TrainingResult:
+        """Train ``grpo.max_steps`` steps; the base model serves until v1 is published."""
+        from trainer._trl import build_trainer
+
+        note = on_note or (lambda text: None)
+        self.admin.set_alias(self.harness, self.base_name)
+        note(f"{self.harness} served by {self.base_name} (version 0)")
+        self._trainer = build_trainer(self, on_step=self._on_step(on_metrics, note))
+        try:
+            self._trainer.train()
+        finally:
+            self.close()
+        return self.result
+
+    def close(self) -> None:
+        """Close the store reader and the vLLM client this training opened."""
+        if self._loop.is_closed():
+            return
+        self._loop.run_until_complete(self._store.close())
+        self._loop.close()
+        if self._owned is not None:
+            self._owned.close()
+
+    def _on_step(
+        self, on_metrics: MetricsSink | None, note: NoteSink
+    ) -> Callable[[int, Any], None]:
+        def step_done(step: int, model: Any) -> None:
+            published = None
+            if step % self.config.grpo.publish_every == 0:
+                published = self.publisher.publish(model)
+                self.result.published.append(published)
+                note(f"published {published}")
+            metrics = self.metrics(step, published)
+            self.result.metrics.append(metrics)
+            if on_metrics is not None:
+                on_metrics(metrics)
+
+        return step_done

@@ -1,0 +1,95 @@
+"""Building TRL's trainer for a :class:`~trainer._train.Training` (model, LoRA, settings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+from datasets import Dataset
+from peft import LoraConfig
+from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+from trl.trainer.grpo_config import GRPOConfig
+
+from trainer._grpo import TranscriptGRPOTrainer
+
+if TYPE_CHECKING:
+    from trainer._train import Training
+
+__all__ = ["build_trainer", "grpo_config", "lora_config"]
+
+StepDone = Callable[[int, Any], None]
+
+
+def lora_config(training: Training) -> LoraConfig:
+    lora = training.config.lora
+    targets: Any = lora.target_modules
+    return LoraConfig(
+        r=lora.rank,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=targets if isinstance(targets, str) else list(targets),
+        task_type="CAUSAL_LM",
+    )
+
+
+def grpo_config(training: Training) -> GRPOConfig:
+    config = training.config
+    grpo = config.grpo
+    gpu = torch.cuda.is_available()
+    return GRPOConfig(
+        output_dir=str(config.output_dir),
+        learning_rate=config.optimizer.learning_rate,
+        weight_decay=config.optimizer.weight_decay,
+        max_grad_norm=config.optimizer.max_grad_norm,
+        lr_scheduler_type="constant",
+        max_steps=grpo.max_steps,
+        num_generations=grpo.group_size,
+        per_device_train_batch_size=grpo.group_size * grpo.tasks_per_step,
+        gradient_accumulation_steps=1,
+        steps_per_generation=1,
+        num_iterations=1,
+        temperature=config.sampling.temperature,
+        max_completion_length=config.sampling.max_tokens_per_turn,
+        loss_type="dapo",
+        scale_rewards="group" if grpo.scale_std else "none",
+        beta=0.0,
+        bf16=gpu,
+        gradient_checkpointing=gpu,
+        use_vllm=False,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
+
+
+class _StepCallback(TrainerCallback):
+    def __init__(self, on_step: StepDone) -> None:
+        self.on_step = on_step
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.on_step(int(state.global_step), kwargs["model"])
+
+
+def build_trainer(training: Training, *, on_step: StepDone) -> TranscriptGRPOTrainer:
+    config = training.config
+    gpu = torch.cuda.is_available()
+    tokenizer = AutoTokenizer.from_pretrained(config.base_model)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(
+        config.base_model, dtype=torch.bfloat16 if gpu else torch.float32
+    )
+    tasks = list(training.tasks.values())
+    dataset = Dataset.from_list([{"prompt": task.prompt, "task_id": task.id} for task in tasks])
+    return TranscriptGRPOTrainer(
+        model=model,
+        args=grpo_config(training),
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=lora_config(training),
+        callbacks=[_StepCallback(on_step)],
+        step_source=training.next_batch,
+    )
