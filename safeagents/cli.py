@@ -1,4 +1,4 @@
-"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo."""
+"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, train."""
 
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_sessions(sub)
     _add_demo(sub)
     _add_intercept(sub)
+    _add_train(sub)
     return parser
 
 
@@ -145,6 +146,21 @@ def _add_demo(sub: argparse._SubParsersAction[_Parser]) -> None:
     demo.add_argument("--timeout", type=float, default=240.0, metavar="SECONDS")
 
 
+def _add_train(sub: argparse._SubParsersAction[_Parser]) -> None:
+    from trainer._cli import add_train_arguments
+
+    train = sub.add_parser(
+        "train", help="GRPO on a per-harness LoRA adapter from scored transcripts (trainer)"
+    )
+    add_train_arguments(train)
+
+
+def _train(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from trainer._cli import run_train
+
+    return run_train(args, out, err)
+
+
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", action="append", metavar="PATH", help="rule pack or file")
     parser.add_argument("--var", action="append", default=[], metavar="K=V", help="override a var")
@@ -163,6 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sessions": _sessions,
             "demo": _demo,
             "intercept": _intercept,
+            "train": _train,
         }
         return handler[args.command](args, out, err)
     except _UsageError as exc:
