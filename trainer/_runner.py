@@ -18,7 +18,7 @@ from safeagents.store import SessionRecord, Store
 from trainer._advantages import Group, GroupCollector
 from trainer._environment import Endpoint, Environment, Task
 from trainer._reward import RewardFunction
-from trainer._rollouts import Rollout, read_rollout
+from trainer._rollouts import Rollout, TaskOf, read_rollout
 
 __all__ = ["ProxyAdmin", "ProxyAdminError", "RolloutRunner", "StepRollouts"]
 
@@ -173,7 +173,7 @@ class RolloutRunner:
             return True
 
 
-def _lookup(task_of: Mapping[str, str]) -> Any:
+def _lookup(task_of: Mapping[str, str]) -> TaskOf:
     def task_id(session: SessionRecord) -> str | None:
         return task_of.get(session.id)
 

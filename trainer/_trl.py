@@ -9,6 +9,7 @@ import torch
 from datasets import Dataset
 from peft import LoraConfig
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl.trainer.grpo_config import GRPOConfig
 
 from trainer._grpo import TranscriptGRPOTrainer
@@ -84,7 +85,7 @@ def build_trainer(training: Training, *, on_step: StepDone) -> TranscriptGRPOTra
     )
     tasks = list(training.tasks.values())
     dataset = Dataset.from_list([{"prompt": task.prompt, "task_id": task.id} for task in tasks])
-    return TranscriptGRPOTrainer(
+    trainer = TranscriptGRPOTrainer(
         model=model,
         args=grpo_config(training),
         train_dataset=dataset,
@@ -93,3 +94,6 @@ def build_trainer(training: Training, *, on_step: StepDone) -> TranscriptGRPOTra
         callbacks=[_StepCallback(on_step)],
         step_source=training.next_batch,
     )
+    for printer in (PrinterCallback, ProgressCallback):  # the live view reports progress
+        trainer.remove_callback(printer)
+    return trainer
