@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
-from collections.abc import Callable, Mapping
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -271,3 +278,33 @@ class FakeUpstream:
         self._server.should_exit = True
         self._thread.join(5)
         self._socket.close()
+
+
+@contextlib.contextmanager
+def serve_workers(
+    upstream: str, store: str, log: Path, *flags: str, workers: int = 2
+) -> Iterator[str]:
+    """``safeagents serve --workers N`` as a child process; yields its base URL once healthy."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    command = [sys.executable, "-m", "safeagents.cli", "serve", "--upstream", upstream]
+    command += ["--port", str(port), "--store", store, "--workers", str(workers)]
+    command += ["--log-level", "warning", *flags]
+    base = f"http://127.0.0.1:{port}"
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if http.get(f"{base}/safeagents/v1/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(20)

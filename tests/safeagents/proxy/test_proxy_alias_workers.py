@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
-from proxy_testkit import PATHS, first_body, http, script
+from proxy_testkit import PATHS, first_body, script, serve_workers
 
 import safeagents.proxy
 from safeagents.cli import main
@@ -51,13 +47,6 @@ def test_alias_flags_name_canonical_harnesses_and_survive_the_worker_hand_off(
         ProxyConfig(upstream="http://x", model_aliases={"pi": ""})
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def _models(base: str, scripted: ScriptedServer, count: int) -> set[str]:
     """The models the upstream was asked for by ``count`` requests on fresh connections."""
     seen: set[str] = set()
@@ -73,24 +62,8 @@ def test_two_workers_apply_an_alias_changed_through_either(
     tmp_path: Path, scripted: ScriptedServer
 ) -> None:
     scripted.model.set_script(script(*["done"] * 40))
-    port, store = _free_port(), str(tmp_path / "workers.db")
-    command = [sys.executable, "-m", "safeagents.cli", "serve", "--upstream", scripted.base_url]
-    command += ["--port", str(port), "--store", store, "--workers", "2", "--log-level", "warning"]
-    command += ["--model-alias", "pi=pi-v1"]
-    log = tmp_path / "serve.log"
-    base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if http.get(f"{base}/safeagents/v1/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+    store, log = str(tmp_path / "workers.db"), tmp_path / "serve.log"
+    with serve_workers(scripted.base_url, store, log, "--model-alias", "pi=pi-v1") as base:
         assert _models(base, scripted, 8) == {"pi-v1"}
         with httpx.Client() as client:
             assert client.put(f"{base}{ALIASES}/pi", json={"model": "pi-v2"}).status_code == 200
@@ -100,6 +73,3 @@ def test_two_workers_apply_an_alias_changed_through_either(
             assert client.delete(f"{base}{ALIASES}/pi").status_code == 200
         time.sleep(ALIAS_TTL + 0.1)
         assert _models(base, scripted, 8) == {"m"}
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(20)

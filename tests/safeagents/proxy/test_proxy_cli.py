@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -26,6 +23,7 @@ from proxy_testkit import (
     follow_up,
     http,
     script,
+    serve_workers,
 )
 
 import safeagents.proxy
@@ -105,32 +103,10 @@ def test_sessions_list_show_export_and_check_reads_the_export_back(
     assert main(["sessions", "list", "--store", str(tmp_path / "missing.db")]) == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def test_two_workers_share_one_store(tmp_path: Path, scripted: ScriptedServer) -> None:
     scripted.model.set_script(script({"shell": BLOCKED}, {"shell": "ls"}, "done"))
-    port, store = _free_port(), str(tmp_path / "workers.db")
-    command = [sys.executable, "-m", "safeagents.cli", "serve", "--upstream", scripted.base_url]
-    command += ["--port", str(port), "--store", store, "--workers", "2", "--log-level", "warning"]
-    log = tmp_path / "serve.log"
-    base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if http.get(f"{base}/safeagents/v1/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+    store, log = str(tmp_path / "workers.db"), tmp_path / "serve.log"
+    with serve_workers(scripted.base_url, store, log) as base:
         for index in range(8):
             url = f"{base}/s/w{index}/v1{PATHS['chat']}"
             with httpx.Client() as client:  # a new connection per request spreads them out
@@ -140,9 +116,6 @@ def test_two_workers_share_one_store(tmp_path: Path, scripted: ScriptedServer) -
                 client.post(url, json=follow_up("chat", body, answer, [f"out {index}"]))
             seen = scripted.model.model_requests()[-1].body
             assert conversation_calls("chat", seen) == [BLOCKED, "ls"]
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(20)
     sessions = json.loads(
         subprocess.run(
             [
