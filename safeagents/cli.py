@@ -77,10 +77,7 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     _add_rule_options(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8787)
-    serve.add_argument("--store", default="safeagents.db", metavar="PATH.db")
-    serve.add_argument("--mode", choices=("enforce", "monitor"), default="enforce")
-    serve.add_argument("--strategy", choices=("reask", "rewrite", "stop"), default="reask")
-    serve.add_argument("--max-reasks", type=int, default=3, metavar="N")
+    _add_enforcement_options(serve)
     serve.add_argument(
         "--capture-tokens", action="store_true", help="record token ids and logprobs per turn"
     )
@@ -161,6 +158,14 @@ def _train(args: argparse.Namespace, out: Console, err: Console) -> int:
     return run_train(args, out, err)
 
 
+def _add_enforcement_options(parser: argparse.ArgumentParser) -> None:
+    """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
+    parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
+    parser.add_argument("--mode", choices=("enforce", "monitor"), default="enforce")
+    parser.add_argument("--strategy", choices=("reask", "rewrite", "stop"), default="reask")
+    parser.add_argument("--max-reasks", type=int, default=3, metavar="N")
+
+
 def _add_rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", action="append", metavar="PATH", help="rule pack or file")
     parser.add_argument("--var", action="append", default=[], metavar="K=V", help="override a var")
@@ -194,29 +199,28 @@ class _UsageError(Exception):
 
 
 def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
-    parsed: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise _UsageError(f"--var expects KEY=VALUE, got {pair!r}")
-        parsed[key.strip()] = value
-    return parsed
+    from safeagents.rules import parse_vars
+
+    try:
+        return parse_vars(pairs)
+    except ValueError as problem:
+        raise _UsageError(f"--var {problem}") from None
 
 
 def _parse_aliases(pairs: Sequence[str]) -> dict[str, str]:
-    from safeagents._registry import UnknownHarnessError, default_registry
+    from safeagents._registry import default_registry
+    from safeagents.proxy._aliases import canonical_aliases
 
-    registry = default_registry()
     parsed: dict[str, str] = {}
     for pair in pairs:
         harness, sep, model = pair.partition("=")
         if not sep or not harness.strip() or not model.strip():
             raise _UsageError(f"--model-alias expects HARNESS=MODEL, got {pair!r}")
-        try:
-            parsed[registry.harness(harness).name] = model.strip()
-        except UnknownHarnessError as exc:
-            raise _UsageError(f"--model-alias {pair!r}: {exc}") from None
-    return parsed
+        parsed[harness] = model.strip()
+    try:
+        return canonical_aliases(default_registry(), parsed)
+    except ValueError as exc:
+        raise _UsageError(f"--model-alias: {exc}") from None
 
 
 def _load_rules(paths: Sequence[str] | None, var_pairs: Sequence[str], err: Console) -> RuleSet:
@@ -366,10 +370,7 @@ def _add_intercept(sub: argparse._SubParsersAction[_Parser]) -> None:
     _add_rule_options(intercept)
     intercept.add_argument("--listen-host", default="127.0.0.1")
     intercept.add_argument("--listen-port", type=int, default=8080)
-    intercept.add_argument("--store", default="safeagents.db", metavar="PATH.db")
-    intercept.add_argument("--mode", choices=("enforce", "monitor"), default="enforce")
-    intercept.add_argument("--strategy", choices=("reask", "rewrite", "stop"), default="reask")
-    intercept.add_argument("--max-reasks", type=int, default=3, metavar="N")
+    _add_enforcement_options(intercept)
     intercept.add_argument("--cwd", default="/workspace", help="agent working directory")
     intercept.add_argument(
         "--confdir", default="~/.mitmproxy", help="mitmproxy's directory (its CA lives there)"

@@ -34,9 +34,9 @@ from safeagents.proxy._app import build_engine
 from safeagents.proxy._config import ProxyConfig
 from safeagents.proxy._exchange import Exchange
 from safeagents.proxy._prepare import answer_stopped, enforcing_stop
-from safeagents.rules import RuleLoadError
+from safeagents.rules import RuleLoadError, parse_vars
 
-__all__ = ["INTERCEPT_UPSTREAM", "InterceptAddon", "intercept_config", "parse_vars"]
+__all__ = ["INTERCEPT_UPSTREAM", "InterceptAddon", "intercept_config"]
 
 INTERCEPT_UPSTREAM = "https://intercepted.invalid"
 """The placeholder upstream of the intercept's config: every request names its own host."""
@@ -58,15 +58,11 @@ _TLS_OPTIONS = frozenset(
 )
 
 
-def parse_vars(pairs: Sequence[str]) -> dict[str, str]:
-    """``KEY=VALUE`` strings as a mapping; a pair without ``=`` is a :class:`ValueError`."""
-    parsed: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"safeagents_vars expects KEY=VALUE, got {pair!r}")
-        parsed[key.strip()] = value
-    return parsed
+def _vars(pairs: Sequence[str]) -> dict[str, str]:
+    try:
+        return parse_vars(pairs)
+    except ValueError as problem:
+        raise ValueError(f"safeagents_vars {problem}") from None
 
 
 def intercept_config(options: Any) -> ProxyConfig:
@@ -74,7 +70,7 @@ def intercept_config(options: Any) -> ProxyConfig:
     return ProxyConfig(
         upstream=INTERCEPT_UPSTREAM,
         rules=tuple(options.safeagents_rules),
-        vars=parse_vars(options.safeagents_vars),
+        vars=_vars(options.safeagents_vars),
         store=options.safeagents_store,
         mode=options.safeagents_mode,
         strategy=options.safeagents_strategy,

@@ -10,7 +10,7 @@ from safeagents.rules._discover import bundled_rules_path
 from safeagents.rules._engine import Engine
 from safeagents.rules._errors import RuleError, RuleLoadError
 from safeagents.rules._fixtures import FixtureResult, run_fixtures
-from safeagents.rules._loader import RuleSet
+from safeagents.rules._loader import RuleSet, parse_vars
 from safeagents.rules._model import CallVerdict, Finding, Pack, Rule, RuleException
 from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
 
@@ -29,6 +29,7 @@ __all__ = [
     "RuleLoadError",
     "RuleSet",
     "bundled_rules_path",
+    "parse_vars",
     "run_fixtures",
 ]
 

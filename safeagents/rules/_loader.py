@@ -15,9 +15,21 @@ from safeagents.rules._schema import PackModel, RuleModel, validate
 from safeagents.rules._values import NAME_PATTERN, Namespace, build_namespace
 from safeagents.rules._yaml import Document, load_document
 
-__all__ = ["RuleSet", "normalise_vars"]
+__all__ = ["RuleSet", "normalise_vars", "parse_vars"]
 
 VarValues = Mapping[str, str | Sequence[str]]
+
+
+def parse_vars(pairs: Iterable[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings (``--var``) as a mapping; a pair without ``=`` is a
+    :class:`ValueError`."""
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expects KEY=VALUE, got {pair!r}")
+        parsed[key.strip()] = value
+    return parsed
 
 
 def normalise_vars(values: VarValues | None) -> dict[str, tuple[str, ...]]:
