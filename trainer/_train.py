@@ -142,6 +142,7 @@ class Training:
         packing = pack_micro_batches(learning, grpo.token_budget)
         stats = step_stats(collected)
         stats.update(
+            version=self.publisher.version,
             samples=sum(len(batch.samples) for batch in packing.batches),
             dropped_stale=fresh.dropped,
             dropped_oversize=packing.dropped_oversize,
@@ -160,7 +161,7 @@ class Training:
         return StepMetrics(
             step=step,
             harness=self.harness,
-            version=self.publisher.version if published is None else self.publisher.version - 1,
+            version=int(stats.get("version", self.publisher.version)),
             groups=int(stats.get("groups", 0)),
             rollouts=int(stats.get("rollouts", 0)),
             samples=int(stats.get("samples", 0)),
