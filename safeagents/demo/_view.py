@@ -16,12 +16,11 @@ from rich.table import Table
 
 from safeagents._actions import ToolCall
 from safeagents.plugins import hookimpl
-from safeagents.protocols import CHAT, MESSAGES, RESPONSES, Dialect
+from safeagents.protocols import dialect_named
 from safeagents.store import FindingRecord, TurnRecord
 
-__all__ = ["LiveView", "call_summary", "print_summary", "response_text"]
+__all__ = ["LiveView", "call_summary", "print_summary"]
 
-_DIALECTS: dict[str, Dialect] = {d.name: d for d in (CHAT, RESPONSES, MESSAGES)}
 _BLOCKED_PREFIX = re.compile(r"^Blocked by safeagents \([^)]*\):\s*")
 _WIDTH = 110
 
@@ -45,26 +44,6 @@ def call_summary(call: ToolCall) -> str:
     if isinstance(call.arguments, str):
         return _one_line(call.arguments)
     return _one_line(", ".join(f"{key}={value!r}" for key, value in call.arguments.items()))
-
-
-def response_text(dialect: str, response: Mapping[str, Any] | None) -> str:
-    """The assistant text of an answer in any of the three dialects."""
-    if not response:
-        return ""
-    parts: list[str] = []
-    if dialect == "chat":
-        for choice in response.get("choices") or ():
-            content = (choice.get("message") or {}).get("content")
-            parts.append(content if isinstance(content, str) else "")
-    elif dialect == "responses":
-        for item in response.get("output") or ():
-            if item.get("type") == "message":
-                parts += [str(block.get("text") or "") for block in item.get("content") or ()]
-    else:
-        for block in response.get("content") or ():
-            if block.get("type") == "text":
-                parts.append(str(block.get("text") or ""))
-    return "\n".join(part for part in parts if part).strip()
 
 
 class LiveView:
@@ -102,7 +81,7 @@ class LiveView:
             self._show(turn)
 
     def _show(self, turn: TurnRecord) -> None:
-        dialect = _DIALECTS.get(turn.dialect)
+        dialect = dialect_named(turn.dialect)
         if dialect is None or turn.kind == "side" or turn.response is None:
             return
         if turn.kind == "reask":
@@ -110,7 +89,7 @@ class LiveView:
                 "  [magenta]↻ re-ask:[/] the model is asked again, with the rejection as the "
                 "result of its call"
             )
-        text = response_text(turn.dialect, turn.response)
+        text = dialect.response_text(turn.response)
         if text:
             self.console.print(f"[bold cyan]model ›[/] {escape(_one_line(text))}")
         for call in dialect.tool_calls(turn.response):

@@ -1,9 +1,10 @@
 """The three wire dialects the proxy serves, as pure functions of bytes and JSON objects.
 
-``dialect_for_path`` picks the dialect for a request path; each :class:`Dialect` summarises
-requests, extracts and filters tool calls, builds re-ask requests and splices hidden turns,
-renders synthetic answers, errors and SSE streams, and assembles upstream SSE streams while
-forwarding their text at once (:class:`StreamAssembler`).
+``dialect_for_path`` picks the dialect for a request path (``dialect_named`` for a recorded
+name); each :class:`Dialect` summarises requests, extracts, filters, rewrites and restores tool
+calls, builds re-ask requests and splices hidden turns, reads a conversation's history, system
+prompt and transcript, renders synthetic answers, errors and SSE streams, and assembles upstream
+SSE streams while forwarding their text at once (:class:`StreamAssembler`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "StreamError",
     "TokenCapture",
     "dialect_for_path",
+    "dialect_named",
     "encode_event",
     "encode_json",
     "parse_events",
@@ -44,6 +46,7 @@ CHAT = ChatCompletions()
 RESPONSES = Responses()
 MESSAGES = AnthropicMessages()
 
+_NAMED: dict[str, Dialect] = {dialect.name: dialect for dialect in (CHAT, RESPONSES, MESSAGES)}
 _ROUTES: dict[str, Dialect] = {
     "/chat/completions": CHAT,
     "/responses": RESPONSES,
@@ -67,3 +70,8 @@ def dialect_for_path(path: str) -> Dialect | None:
     path = path.rstrip("/")
     path = path.removeprefix("/v1") if path.startswith("/v1/") else path
     return _ROUTES.get(path)
+
+
+def dialect_named(name: str) -> Dialect | None:
+    """The dialect whose :attr:`Dialect.name` is ``name`` (as recorded turns carry it)."""
+    return _NAMED.get(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -148,12 +148,66 @@ class Dialect(ABC):
     ) -> list[JSONObject]:
         """The assistant turn with all its calls plus one result per call (the hidden pair)."""
 
+    @abstractmethod
+    def calls_only(self, response: Mapping[str, Any]) -> JSONObject:
+        """A deep copy keeping only the tool calls (text and reasoning dropped)."""
+
+    @abstractmethod
+    def rewrite_calls(
+        self, response: Mapping[str, Any], replacements: Mapping[str, ToolCall]
+    ) -> tuple[JSONObject, dict[str, JSONObject]]:
+        """A deep copy with each call named in ``replacements`` (by id) replaced by it, and the
+        replaced calls as they were (by id), for :meth:`restore_calls`."""
+
     conversation_field: ClassVar[str] = "messages"
     """The request body field that holds the conversation."""
 
     def conversation(self, body: Mapping[str, Any]) -> list[Any]:
         """The conversation items of a request body, as a new list."""
         return list(as_list(body.get(self.conversation_field)))
+
+    def with_conversation(self, body: Mapping[str, Any], items: list[Any]) -> JSONObject:
+        """A copy of ``body`` holding ``items`` as its conversation."""
+        return {**body, self.conversation_field: items}
+
+    def restore_calls(
+        self, body: Mapping[str, Any], at: int, originals: Mapping[str, JSONObject]
+    ) -> JSONObject:
+        """A copy of ``body`` with the calls :meth:`rewrite_calls` replaced (by id, at or after
+        conversation position ``at``) put back as they were."""
+        items = self.conversation(body)
+        changed = False
+        for position in range(max(at, 0), len(items)):
+            item = items[position]
+            restored = self._restored(item, originals) if isinstance(item, dict) else None
+            if restored is not None:
+                items[position] = restored
+                changed = True
+        return self.with_conversation(body, items) if changed else dict(body)
+
+    @abstractmethod
+    def _restored(self, item: JSONObject, originals: Mapping[str, JSONObject]) -> JSONObject | None:
+        """``item`` with the original calls put back; ``None`` when it holds none of them."""
+
+    @abstractmethod
+    def history_events(self, item: Any) -> Iterator[ToolCall | str]:
+        """The tool calls (assistant) and tool outputs (results) one conversation item holds."""
+
+    @abstractmethod
+    def system_text(self, body: Mapping[str, Any]) -> str:
+        """The system prompt of a request body, in whatever form the dialect carries it."""
+
+    @abstractmethod
+    def transcript_messages(self, body: Mapping[str, Any]) -> list[JSONObject]:
+        """The conversation of a request body (system prompt included) as OpenAI chat messages."""
+
+    @abstractmethod
+    def response_messages(self, response: Mapping[str, Any]) -> list[JSONObject]:
+        """The assistant message(s) of a non-stream response as OpenAI chat messages."""
+
+    @abstractmethod
+    def response_text(self, response: Mapping[str, Any]) -> str:
+        """The assistant text of a non-stream response, parts joined by newlines."""
 
     def splice(self, body: Mapping[str, Any], at: int, items: list[JSONObject]) -> JSONObject:
         """A copy of ``body`` with ``items`` inserted at conversation position ``at``.
@@ -164,7 +218,7 @@ class Dialect(ABC):
         if not 0 <= at <= len(conversation):
             raise ValueError(f"splice position {at} outside 0..{len(conversation)}")
         conversation[at:at] = copy.deepcopy(items)
-        return {**body, self.conversation_field: conversation}
+        return self.with_conversation(body, conversation)
 
     def with_rejections(
         self,

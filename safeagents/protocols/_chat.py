@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from .._actions import ToolCall
@@ -13,12 +13,16 @@ from ._chat_stream import ChatAssembler
 from ._common import (
     SIBLING_NOTE,
     JSONObject,
+    arguments_json,
     as_dict,
     as_list,
     check_rejections,
     new_id,
+    part_text,
     prefix_keys,
     prune,
+    restored_entries,
+    result_text,
     text_of,
 )
 from ._errors import openai_error
@@ -109,6 +113,65 @@ class ChatCompletions(Dialect):
             for call_id in call_ids
         ]
         return [assistant, *results]
+
+    def calls_only(self, response: Mapping[str, Any]) -> JSONObject:
+        result = copy.deepcopy(dict(response))
+        message = _first_message(result)
+        for key in ("reasoning_content", "reasoning", "refusal"):
+            message.pop(key, None)
+        message["content"] = None
+        return result
+
+    def rewrite_calls(
+        self, response: Mapping[str, Any], replacements: Mapping[str, ToolCall]
+    ) -> tuple[JSONObject, dict[str, JSONObject]]:
+        result = copy.deepcopy(dict(response))
+        originals: dict[str, JSONObject] = {}
+        for entry in as_list(_first_message(result).get("tool_calls")):
+            call = replacements.get(str(entry.get("id") or "")) if isinstance(entry, dict) else None
+            if call is not None:
+                originals[call.id] = copy.deepcopy(entry)
+                entry["function"] = {"name": call.name, "arguments": arguments_json(call.arguments)}
+        return result, originals
+
+    def _restored(self, item: JSONObject, originals: Mapping[str, JSONObject]) -> JSONObject | None:
+        return restored_entries(item, "tool_calls", originals)
+
+    def history_events(self, item: Any) -> Iterator[ToolCall | str]:
+        role = as_dict(item).get("role")
+        if role == "assistant":
+            yield from self.tool_calls({"choices": [{"message": item}]})
+        elif role in ("tool", "function"):
+            yield result_text(item.get("content"))
+
+    def system_text(self, body: Mapping[str, Any]) -> str:
+        parts = []
+        for message in as_list(body.get("messages")):
+            if not isinstance(message, Mapping):
+                continue
+            if message.get("role") not in ("system", "developer"):
+                break
+            parts.append(part_text(message.get("content")))
+        return "\n".join(parts)
+
+    def transcript_messages(self, body: Mapping[str, Any]) -> list[JSONObject]:
+        return [
+            dict(message)
+            for message in as_list(body.get("messages"))
+            if isinstance(message, Mapping)
+        ]
+
+    def response_messages(self, response: Mapping[str, Any]) -> list[JSONObject]:
+        choices = as_list(response.get("choices"))
+        message = as_dict(choices[0]).get("message") if choices else None
+        return [dict(message)] if isinstance(message, dict) else []
+
+    def response_text(self, response: Mapping[str, Any]) -> str:
+        contents = (
+            as_dict(as_dict(choice).get("message")).get("content")
+            for choice in as_list(response.get("choices"))
+        )
+        return "\n".join(text for text in contents if isinstance(text, str) and text).strip()
 
     def text_response(self, request: RequestInfo, text: str) -> JSONObject:
         return {

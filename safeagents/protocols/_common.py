@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import uuid
@@ -15,15 +16,21 @@ __all__ = [
     "JSONObject",
     "StreamError",
     "TextBuffer",
+    "arguments_json",
     "as_dict",
     "as_list",
+    "chat_call",
     "check_rejections",
     "decode_event",
     "new_id",
+    "part_text",
     "prefix_keys",
     "prune",
+    "restored_entries",
+    "result_text",
     "split_pieces",
     "text_of",
+    "transcript_text",
 ]
 
 JSONObject = dict[str, Any]
@@ -89,6 +96,64 @@ def text_of(content: Any) -> str:
         if isinstance(part, dict) and part.get("type") in _TEXT_PART_TYPES
     ]
     return "\n".join(text for text in texts if text)
+
+
+def transcript_text(content: Any) -> str:
+    """:func:`text_of` a message content; anything else (but ``None``) as JSON."""
+    if content is None or isinstance(content, (str, list)):
+        return text_of(content)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def part_text(value: Any) -> str:
+    """A string, or the ``text`` of every part of a part list (whatever its type), joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(str(part.get("text") or "") for part in value if isinstance(part, Mapping))
+    return ""
+
+
+def result_text(value: Any) -> str:
+    """A tool result's output as the detectors read it: :func:`part_text`, other values as JSON."""
+    if value is None or isinstance(value, (str, list)):
+        return part_text(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def arguments_json(arguments: Mapping[str, Any] | str) -> str:
+    """Tool call arguments as the JSON string OpenAI carries (a string stays as it is)."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(dict(arguments), ensure_ascii=False)
+
+
+def chat_call(call_id: Any, name: Any, arguments: Any) -> JSONObject:
+    """One OpenAI chat ``tool_calls`` entry."""
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+    return {
+        "id": str(call_id or ""),
+        "type": "function",
+        "function": {"name": str(name or ""), "arguments": arguments},
+    }
+
+
+def restored_entries(
+    message: JSONObject, key: str, originals: Mapping[str, JSONObject]
+) -> JSONObject | None:
+    """An assistant ``message`` whose ``key`` entries named in ``originals`` (by ``id``) are put
+    back as they were; ``None`` when nothing changes."""
+    entries = message.get(key)
+    if message.get("role") != "assistant" or not isinstance(entries, list):
+        return None
+    replaced = [
+        copy.deepcopy(originals[str(entry.get("id"))])
+        if isinstance(entry, dict) and str(entry.get("id")) in originals
+        else entry
+        for entry in entries
+    ]
+    return {**message, key: replaced} if replaced != entries else None
 
 
 def prune(value: Any, drop: Collection[str] = ()) -> Any:

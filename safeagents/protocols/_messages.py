@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from .._actions import ToolCall
@@ -13,10 +13,15 @@ from ._common import (
     JSONObject,
     as_dict,
     as_list,
+    chat_call,
     check_rejections,
     new_id,
+    part_text,
     prefix_keys,
     prune,
+    restored_entries,
+    result_text,
+    transcript_text,
 )
 from ._errors import anthropic_error
 from ._messages_stream import MessagesAssembler
@@ -110,6 +115,60 @@ class AnthropicMessages(Dialect):
             results.append(result)
         return [{"role": "assistant", "content": replayed}, {"role": "user", "content": results}]
 
+    def calls_only(self, response: Mapping[str, Any]) -> JSONObject:
+        result = copy.deepcopy(dict(response))
+        result["content"] = [
+            block
+            for block in as_list(result.get("content"))
+            if isinstance(block, dict) and block.get("type") == "tool_use"
+        ]
+        return result
+
+    def rewrite_calls(
+        self, response: Mapping[str, Any], replacements: Mapping[str, ToolCall]
+    ) -> tuple[JSONObject, dict[str, JSONObject]]:
+        result = copy.deepcopy(dict(response))
+        originals: dict[str, JSONObject] = {}
+        for block in as_list(result.get("content")):
+            call = replacements.get(str(block.get("id") or "")) if isinstance(block, dict) else None
+            if call is not None and block.get("type") == "tool_use":
+                originals[call.id] = copy.deepcopy(block)
+                block["name"] = call.name
+                block["input"] = dict(call.arguments) if isinstance(call.arguments, Mapping) else {}
+        return result, originals
+
+    def _restored(self, item: JSONObject, originals: Mapping[str, JSONObject]) -> JSONObject | None:
+        return restored_entries(item, "content", originals)
+
+    def history_events(self, item: Any) -> Iterator[ToolCall | str]:
+        if not isinstance(item, dict):
+            return
+        if item.get("role") == "assistant":
+            yield from self.tool_calls(item)
+        elif isinstance(item.get("content"), list):
+            for block in item["content"]:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    yield result_text(block.get("content"))
+
+    def system_text(self, body: Mapping[str, Any]) -> str:
+        return part_text(body.get("system"))
+
+    def transcript_messages(self, body: Mapping[str, Any]) -> list[JSONObject]:
+        system = transcript_text(body.get("system"))
+        head = [{"role": "system", "content": system}] if system else []
+        return head + _chat_messages(as_list(body.get("messages")))
+
+    def response_messages(self, response: Mapping[str, Any]) -> list[JSONObject]:
+        return _chat_messages([{**response, "role": "assistant"}])
+
+    def response_text(self, response: Mapping[str, Any]) -> str:
+        texts = [
+            str(block.get("text") or "")
+            for block in _blocks(response)
+            if block.get("type") == "text"
+        ]
+        return "\n".join(text for text in texts if text).strip()
+
     def text_response(self, request: RequestInfo, text: str) -> JSONObject:
         return {
             "id": new_id("msg_"),
@@ -147,6 +206,36 @@ def _user_text(message: Mapping[str, Any]) -> str:
         str(block.get("text") or "") for block in _blocks(message) if block.get("type") == "text"
     ]
     return "\n".join(text for text in texts if text)
+
+
+def _chat_messages(messages: Iterable[Any]) -> list[JSONObject]:
+    """Messages as OpenAI chat messages: ``tool_use`` blocks become the assistant's tool
+    calls, each ``tool_result`` block a ``tool`` message."""
+    out: list[JSONObject] = []
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        blocks = _blocks(message)
+        role = str(message.get("role") or "user")
+        text = "\n".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+        if role == "assistant":
+            calls = [
+                chat_call(b.get("id"), b.get("name"), b.get("input"))
+                for b in blocks
+                if b.get("type") == "tool_use"
+            ]
+            entry: JSONObject = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+            continue
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                result = {"role": "tool", "tool_call_id": str(block.get("tool_use_id") or "")}
+                out.append({**result, "content": transcript_text(block.get("content"))})
+        if text:
+            out.append({"role": role, "content": text})
+    return out
 
 
 def _canonical_message(message: Any) -> Any:

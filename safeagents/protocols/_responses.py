@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from .._actions import ToolCall
@@ -12,13 +12,18 @@ from ._base import Dialect, RequestInfo
 from ._common import (
     SIBLING_NOTE,
     JSONObject,
+    arguments_json,
     as_dict,
     as_list,
+    chat_call,
     check_rejections,
     new_id,
+    part_text,
     prefix_keys,
     prune,
+    result_text,
     text_of,
+    transcript_text,
 )
 from ._errors import openai_error
 from ._responses_stream import ResponsesAssembler
@@ -105,10 +110,75 @@ class Responses(Dialect):
         ]
         return [*replayed, *results]
 
+    def calls_only(self, response: Mapping[str, Any]) -> JSONObject:
+        result = copy.deepcopy(dict(response))
+        result["output"] = [
+            item
+            for item in as_list(result.get("output"))
+            if isinstance(item, dict) and item.get("type") in CALL_ITEM_TYPES
+        ]
+        return result
+
+    def rewrite_calls(
+        self, response: Mapping[str, Any], replacements: Mapping[str, ToolCall]
+    ) -> tuple[JSONObject, dict[str, JSONObject]]:
+        result = copy.deepcopy(dict(response))
+        originals: dict[str, JSONObject] = {}
+        output = [item for item in as_list(result.get("output")) if isinstance(item, dict)]
+        for position, item in enumerate(output):
+            call = replacements.get(str(item.get("call_id") or item.get("id") or ""))
+            if item.get("type") in CALL_ITEM_TYPES and call is not None:
+                originals[call.id] = copy.deepcopy(item)
+                output[position] = _rewritten_item(item, call)
+        result["output"] = output
+        return result, originals
+
     conversation_field = "input"
 
     def conversation(self, body: Mapping[str, Any]) -> list[Any]:
         return list(_input_items(body))
+
+    def _restored(self, item: JSONObject, originals: Mapping[str, JSONObject]) -> JSONObject | None:
+        original = originals.get(str(item.get("call_id") or ""))
+        if original is None:
+            return None
+        if item.get("type") in CALL_ITEM_TYPES:
+            restored = copy.deepcopy(original)
+            if "id" not in item:
+                restored.pop("id", None)
+            return restored
+        if str(item.get("type") or "").endswith("_call_output"):
+            return {**item, "type": _RESULT_TYPES[str(original.get("type"))]}
+        return None
+
+    def history_events(self, item: Any) -> Iterator[ToolCall | str]:
+        kind = str(as_dict(item).get("type") or "")
+        if kind in CALL_ITEM_TYPES:
+            yield from self.tool_calls({"output": [item]})
+        elif kind.endswith("_call_output"):
+            yield result_text(item.get("output"))
+
+    def system_text(self, body: Mapping[str, Any]) -> str:
+        parts = [part_text(body.get("instructions"))]
+        for item in as_list(body.get("input")):
+            if isinstance(item, Mapping) and item.get("role") in ("system", "developer"):
+                parts.append(part_text(item.get("content")))
+        return "\n".join(part for part in parts if part)
+
+    def transcript_messages(self, body: Mapping[str, Any]) -> list[JSONObject]:
+        return _chat_messages(self.conversation(body), body.get("instructions"))
+
+    def response_messages(self, response: Mapping[str, Any]) -> list[JSONObject]:
+        return _chat_messages(as_list(response.get("output")))
+
+    def response_text(self, response: Mapping[str, Any]) -> str:
+        texts = [
+            str(as_dict(part).get("text") or "")
+            for item in as_list(response.get("output"))
+            if as_dict(item).get("type") == "message"
+            for part in as_list(item.get("content"))
+        ]
+        return "\n".join(text for text in texts if text).strip()
 
     def text_response(self, request: RequestInfo, text: str) -> JSONObject:
         message = {
@@ -166,6 +236,52 @@ def _call_id(item: Any) -> str | None:
     if item.get("type") not in CALL_ITEM_TYPES:
         return None
     return str(item.get("call_id") or item.get("id") or "")
+
+
+def _rewritten_item(original: JSONObject, call: ToolCall) -> JSONObject:
+    base: JSONObject = {key: original[key] for key in ("id", "call_id") if key in original}
+    base["status"] = "completed"
+    if call.name == "local_shell":
+        action = call.arguments if isinstance(call.arguments, Mapping) else {}
+        return {**base, "type": "local_shell_call", "action": dict(action)}
+    arguments = arguments_json(call.arguments)
+    return {**base, "type": "function_call", "name": call.name, "arguments": arguments}
+
+
+def _chat_messages(items: Iterable[Any], instructions: Any = None) -> list[JSONObject]:
+    """Input or output items as OpenAI chat messages; consecutive calls share one assistant."""
+    out: list[JSONObject] = []
+    if isinstance(instructions, str) and instructions:
+        out.append({"role": "system", "content": instructions})
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type") or ("message" if "role" in item else None)
+        if kind == "message":
+            role = str(item.get("role") or "user")
+            out.append({"role": role, "content": transcript_text(item.get("content"))})
+        elif kind in CALL_ITEM_TYPES:
+            call_id = item.get("call_id") or item.get("id")
+            if kind == "function_call":
+                call = chat_call(call_id, item.get("name"), item.get("arguments"))
+            elif kind == "custom_tool_call":
+                call = chat_call(call_id, item.get("name"), str(item.get("input") or ""))
+            else:
+                call = chat_call(call_id, "local_shell", item.get("action"))
+            last = out[-1] if out else None
+            if last is not None and last.get("role") == "assistant":
+                last.setdefault("tool_calls", []).append(call)
+            else:
+                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif isinstance(kind, str) and kind.endswith("_call_output"):
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(item.get("call_id") or ""),
+                    "content": transcript_text(item.get("output")),
+                }
+            )
+    return out
 
 
 def _canonical_item(item: Any) -> Any:

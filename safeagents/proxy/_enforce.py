@@ -10,7 +10,6 @@ from safeagents._detector import SessionState
 from safeagents.proxy._config import ProxyConfig
 from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.proxy._history import HistoryCache
-from safeagents.proxy._shapes import calls_only, rewrite_calls
 from safeagents.proxy._upstream import Upstream, UpstreamError, UpstreamStatus
 from safeagents.rules import CallVerdict, Engine
 from safeagents.store import FindingRecord, HiddenEntry
@@ -96,13 +95,13 @@ class Enforcer:
             calls = ex.dialect.tool_calls(response)
             allowed = [call.id for call in calls if call.id not in rejections]
             if allowed:
-                withheld = calls_only(ex.dialect, ex.dialect.without_calls(response, allowed))
+                withheld = ex.dialect.calls_only(ex.dialect.without_calls(response, allowed))
                 self._hide(ex, decision, ex.dialect.hidden_items(withheld, rejections))
                 delivered = ex.dialect.without_calls(response, rejections)
                 return _deliver(decision, attempt, delivered)
             shown = response
             if attempt is first and text_forwarded:
-                shown = calls_only(ex.dialect, response)  # its text already reached the harness
+                shown = ex.dialect.calls_only(response)  # its text already reached the harness
             pair = ex.dialect.hidden_items(shown, rejections)
             self._hide(ex, decision, pair)
             if decision.reasks >= self.config.max_reasks:
@@ -133,7 +132,7 @@ class Enforcer:
                 replacements[call_id] = ToolCall(call_id, rewritten.name, rewritten.arguments)
         if not replacements:
             return response
-        response, originals = rewrite_calls(ex.dialect, response, replacements)
+        response, originals = ex.dialect.rewrite_calls(response, replacements)
         for call_id, original in originals.items():
             rejections.pop(call_id, None)
             decision.hidden.append(

@@ -10,7 +10,6 @@ from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import SessionState
 from safeagents._registry import Registry
 from safeagents.protocols import Dialect, RequestInfo
-from safeagents.proxy._shapes import conversation, history_events
 
 __all__ = ["HistoryCache"]
 
@@ -53,9 +52,9 @@ class HistoryCache:
         )
         if entry is None or fresh:
             entry = _Entry()
-        items = conversation(dialect, body)
+        items = dialect.conversation(body)
         for item in items[entry.count : info.message_count]:
-            for event in history_events(dialect, item):
+            for event in dialect.history_events(item):
                 if isinstance(event, ToolCall):
                     entry.effects.extend(self._registry.effects(event, harness, context))
                 else:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from safeagents.protocols import RequestInfo
+from safeagents.protocols import Dialect, RequestInfo
 
 __all__ = [
     "SESSION_HEADERS",
@@ -72,40 +72,10 @@ def resolve_identity(
     return Identity("h-" + conversation_root[:24], "hash")
 
 
-def root_key(dialect: str, body: Mapping[str, Any], info: RequestInfo) -> str:
+def root_key(dialect: Dialect, body: Mapping[str, Any], info: RequestInfo) -> str:
     """A hash of the conversation's root: its system prompt and first user message."""
-    root = json.dumps([dialect, system_text(dialect, body), info.first_user_text])
+    root = json.dumps([dialect.name, dialect.system_text(body), info.first_user_text])
     return hashlib.blake2b(root.encode(), digest_size=16).hexdigest()
-
-
-def system_text(dialect: str, body: Mapping[str, Any]) -> str:
-    """The system prompt in whatever form the dialect carries it."""
-    if dialect == "messages":
-        return _text(body.get("system"))
-    if dialect == "responses":
-        parts = [_text(body.get("instructions"))]
-        items = body.get("input")
-        for item in items if isinstance(items, list) else ():
-            if isinstance(item, Mapping) and item.get("role") in ("system", "developer"):
-                parts.append(_text(item.get("content")))
-        return "\n".join(part for part in parts if part)
-    messages = body.get("messages")
-    parts = []
-    for message in messages if isinstance(messages, list) else ():
-        if not isinstance(message, Mapping):
-            continue
-        if message.get("role") not in ("system", "developer"):
-            break
-        parts.append(_text(message.get("content")))
-    return "\n".join(parts)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(str(part.get("text") or "") for part in value if isinstance(part, Mapping))
-    return ""
 
 
 def _clean(value: str) -> str | None:

@@ -44,7 +44,7 @@ async def prepare_exchange(
 ) -> Exchange:
     """Identify the session, splice its hidden history in, pick the harness, and ask the
     upstream for the harness's aliased model if it has one."""
-    root = root_key(dialect.name, body, info)
+    root = root_key(dialect, body, info)
     identity = resolve_identity(path_id, headers, root)
     live = await services.store.live_state(identity.id)
     plan = plan_request(dialect, body, info, live.session, live.hidden, root)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from safeagents.protocols import Dialect, RequestInfo
-from safeagents.proxy._shapes import restore_calls
 from safeagents.store import HiddenEntry, SessionRecord
 
 __all__ = ["RequestPlan", "plan_request", "splice_hidden"]
@@ -66,7 +65,7 @@ def splice_hidden(
     result: JSONObject = dict(body)
     restores = [entry for entry in applicable if entry.kind == "restore"]
     for entry in restores:
-        result = restore_calls(dialect, result, entry.at, {entry.call_id: entry.items[0]})
+        result = dialect.restore_calls(result, entry.at, {entry.call_id: entry.items[0]})
     by_position: dict[int, list[JSONObject]] = {}
     for entry in applicable:
         if entry.kind == "pair":

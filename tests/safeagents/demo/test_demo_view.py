@@ -9,7 +9,7 @@ from rich.console import Console
 
 from safeagents._actions import ToolCall
 from safeagents.demo import LiveView
-from safeagents.demo._view import call_summary, response_text
+from safeagents.demo._view import call_summary
 from safeagents.store import FindingRecord, TurnRecord
 
 
@@ -97,17 +97,3 @@ def test_call_summary_names_the_command_or_file() -> None:
     assert call_summary(ToolCall("1", "read", {"path": "a.py"})) == "a.py"
     assert call_summary(ToolCall("1", "apply_patch", "*** Begin Patch")) == "*** Begin Patch"
     assert len(call_summary(ToolCall("1", "bash", {"command": "x" * 500}))) == 110
-
-
-def test_response_text_in_each_dialect() -> None:
-    assert response_text("chat", _chat_answer("hi")) == "hi"
-    responses = {
-        "output": [
-            {"type": "message", "content": [{"type": "output_text", "text": "hello"}]},
-            {"type": "function_call", "name": "x"},
-        ]
-    }
-    assert response_text("responses", responses) == "hello"
-    messages = {"content": [{"type": "text", "text": "hey"}, {"type": "tool_use", "id": "t"}]}
-    assert response_text("messages", messages) == "hey"
-    assert response_text("chat", None) == ""

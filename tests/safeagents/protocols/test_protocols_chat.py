@@ -228,3 +228,58 @@ def test_strip_token_fields_keeps_only_what_the_client_asked_for() -> None:
     kept = CHAT.strip_token_fields(response, asked)
     assert kept["choices"][0]["logprobs"] == response["choices"][0]["logprobs"]
     assert "token_ids" not in kept["choices"][0]
+
+
+def test_calls_only_drops_text_and_reasoning_but_keeps_the_calls() -> None:
+    response = load("chat_openai_tools.json")
+    response["choices"][0]["message"]["reasoning_content"] = "thinking"
+    trimmed = CHAT.calls_only(response)
+    message = trimmed["choices"][0]["message"]
+    assert message["content"] is None and "reasoning_content" not in message
+    assert CHAT.tool_calls(trimmed) == CHAT.tool_calls(response)
+    assert response["choices"][0]["message"]["reasoning_content"] == "thinking"  # untouched
+
+
+def test_rewrite_calls_replaces_by_id_and_restore_puts_the_original_back() -> None:
+    response = load("chat_openai_tools.json")
+    replacement = ToolCall("call_Xr4dQ8pZ1nL0", "bash", {"command": "cat tests/test_app.py"})
+    rewritten, originals = CHAT.rewrite_calls(response, {replacement.id: replacement})
+    assert CHAT.tool_calls(rewritten)[1] == replacement
+    assert CHAT.tool_calls(rewritten)[0] == CHAT.tool_calls(response)[0]
+    assert originals == {replacement.id: response["choices"][0]["message"]["tool_calls"][1]}
+    later = {**BODY, "messages": [*MESSAGES, rewritten["choices"][0]["message"]]}
+    restored = CHAT.restore_calls(later, len(MESSAGES), originals)
+    assert restored["messages"][-1] == response["choices"][0]["message"]
+    assert restored["messages"][: len(MESSAGES)] == MESSAGES
+    assert CHAT.restore_calls(later, len(MESSAGES) + 1, originals) == later  # before ``at``
+
+
+def test_history_events_read_calls_and_tool_results() -> None:
+    events = [event for item in CHAT.conversation(BODY) for event in CHAT.history_events(item)]
+    assert events == [ToolCall("call_0", "bash", {"command": "pytest"}), "1 failed"]
+    parts = {"role": "tool", "content": [{"type": "text", "text": "a"}, {"text": "b"}]}
+    assert list(CHAT.history_events(parts)) == ["a\nb"]
+    assert list(CHAT.history_events({"role": "function", "content": {"rc": 1}})) == ['{"rc": 1}']
+    assert list(CHAT.history_events("junk")) == []
+
+
+def test_system_text_is_the_leading_system_and_developer_messages() -> None:
+    body = {
+        "messages": [
+            {"role": "system", "content": "You are pi."},
+            {"role": "developer", "content": [{"type": "text", "text": "Be brief."}]},
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "a late reminder"},
+        ]
+    }
+    assert CHAT.system_text(body) == "You are pi.\nBe brief."
+    assert CHAT.system_text({"messages": "junk"}) == ""
+
+
+def test_transcripts_are_the_messages_themselves() -> None:
+    assert CHAT.transcript_messages({"messages": [*MESSAGES, "junk"]}) == MESSAGES
+    response = load("chat_openai_tools.json")
+    assert CHAT.response_messages(response) == [response["choices"][0]["message"]]
+    assert CHAT.response_messages({}) == []
+    assert CHAT.response_text(response) == "I'll list the files first."
+    assert CHAT.response_text(CHAT.calls_only(response)) == ""

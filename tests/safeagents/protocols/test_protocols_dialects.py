@@ -10,6 +10,7 @@ from safeagents.protocols import (
     RESPONSES,
     Dialect,
     dialect_for_path,
+    dialect_named,
     session_prefix,
 )
 
@@ -53,3 +54,31 @@ def test_call_free_answers_have_nothing_to_filter_or_reject(dialect: Dialect) ->
     assert dialect.without_calls(text, ["x"]) == text
     with pytest.raises(ValueError, match="no tool calls"):
         dialect.with_rejections({"model": "m"}, text, {})
+
+
+def test_dialect_named_finds_each_dialect_by_its_recorded_name() -> None:
+    for dialect in (CHAT, RESPONSES, MESSAGES):
+        assert dialect_named(dialect.name) is dialect
+    assert dialect_named("other") is None
+
+
+def test_response_text_in_each_dialect() -> None:
+    chat = {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
+    assert CHAT.response_text(chat) == "hi"
+    responses = {
+        "output": [
+            {"type": "message", "content": [{"type": "output_text", "text": "hello"}]},
+            {"type": "function_call", "name": "x"},
+        ]
+    }
+    assert RESPONSES.response_text(responses) == "hello"
+    messages = {"content": [{"type": "text", "text": "hey"}, {"type": "tool_use", "id": "t"}]}
+    assert MESSAGES.response_text(messages) == "hey"
+
+
+@pytest.mark.parametrize("dialect", [CHAT, RESPONSES, MESSAGES], ids=lambda d: d.name)
+def test_a_call_free_conversation_has_nothing_to_restore(dialect: Dialect) -> None:
+    body = {"model": "m", dialect.conversation_field: [{"role": "user", "content": "hi"}]}
+    assert dialect.restore_calls(body, 0, {"x": {"id": "x"}}) == body
+    assert dialect.with_conversation(body, []) == {"model": "m", dialect.conversation_field: []}
+    assert [e for item in dialect.conversation(body) for e in dialect.history_events(item)] == []

@@ -163,3 +163,64 @@ def test_error_body_uses_the_anthropic_shape(status: int, kind: str, error_type:
         "type": "error",
         "error": {"type": error_type, "message": "boom"},
     }
+
+
+def test_calls_only_keeps_only_tool_use_blocks() -> None:
+    response = load("messages_claude.json")
+    trimmed = MESSAGES.calls_only(response)
+    assert {block["type"] for block in trimmed["content"]} == {"tool_use"}
+    assert MESSAGES.tool_calls(trimmed) == MESSAGES.tool_calls(response)
+    assert MESSAGES.calls_only({"content": "just text"})["content"] == []
+
+
+def test_rewrite_calls_replaces_tool_use_blocks_and_restore_undoes_it() -> None:
+    response = load("messages_claude.json")
+    replacement = ToolCall("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "Bash", {"command": "exit 1"})
+    rewritten, originals = MESSAGES.rewrite_calls(response, {replacement.id: replacement})
+    assert MESSAGES.tool_calls(rewritten)[0] == replacement
+    assert rewritten["content"][2]["id"] == replacement.id
+    assert originals == {replacement.id: response["content"][2]}
+    assistant = {"role": "assistant", "content": rewritten["content"]}
+    later = {**BODY, "messages": [*CONVERSATION, assistant]}
+    restored = MESSAGES.restore_calls(later, len(CONVERSATION), originals)
+    assert restored["messages"][-1] == {"role": "assistant", "content": response["content"]}
+    user = {"role": "user", "content": rewritten["content"]}  # only assistant turns are restored
+    untouched = {**BODY, "messages": [*CONVERSATION, user]}
+    assert MESSAGES.restore_calls(untouched, 0, originals) == untouched
+
+
+def test_history_events_read_tool_use_and_tool_result_blocks() -> None:
+    events = [e for item in MESSAGES.conversation(BODY) for e in MESSAGES.history_events(item)]
+    assert events == [ToolCall("toolu_0", "Bash", {"command": "pytest"}), "1 failed"]
+    parts = [{"type": "text", "text": "a"}, {"type": "image"}]
+    result = {"role": "user", "content": [{"type": "tool_result", "content": parts}]}
+    assert list(MESSAGES.history_events(result)) == ["a\n"]
+    assert list(MESSAGES.history_events({"role": "user", "content": "hi"})) == []
+
+
+def test_system_text_reads_string_or_block_system() -> None:
+    assert MESSAGES.system_text(BODY) == "You are Claude Code."
+    assert MESSAGES.system_text({"system": "plain"}) == "plain"
+    assert MESSAGES.system_text({}) == ""
+
+
+def test_transcript_turns_blocks_into_chat_messages() -> None:
+    transcript = MESSAGES.transcript_messages(BODY)
+    assert transcript[0] == {"role": "system", "content": "You are Claude Code."}
+    assert transcript[1]["content"] == (
+        "<system-reminder>ctx</system-reminder>\nMake the tests pass."
+    )
+    assert transcript[2]["tool_calls"][0]["function"] == {
+        "name": "Bash",
+        "arguments": '{"command": "pytest"}',
+    }
+    assert transcript[3] == {"role": "tool", "tool_call_id": "toolu_0", "content": "1 failed"}
+    response = load("messages_claude.json")
+    [answer] = MESSAGES.response_messages(response)
+    assert answer["content"] == "Let me look at the failing test."
+    assert [call["id"] for call in answer["tool_calls"]] == [
+        "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+        "toolu_02ReadAbc",
+    ]
+    assert MESSAGES.response_text(response) == "Let me look at the failing test."
+    assert MESSAGES.response_text(MESSAGES.calls_only(response)) == ""

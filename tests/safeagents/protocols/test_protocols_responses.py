@@ -182,3 +182,85 @@ def test_error_body_and_token_fields() -> None:
     }
     assert RESPONSES.request_token_fields(BODY) == BODY
     assert RESPONSES.extract_tokens(load("responses_codex.json")) is None
+
+
+def test_calls_only_keeps_only_call_items() -> None:
+    response = load("responses_codex.json")
+    trimmed = RESPONSES.calls_only(response)
+    assert [item["type"] for item in trimmed["output"]] == ["function_call", "custom_tool_call"]
+    assert len(response["output"]) == 4  # untouched
+
+
+def test_rewrite_calls_makes_function_or_local_shell_calls_and_restore_undoes_it() -> None:
+    response = load("responses_codex.json")
+    patch = ToolCall("call_patch_2", "shell", {"command": ["false"]})
+    shell = ToolCall("call_shell_1", "local_shell", {"type": "exec", "command": ["true"]})
+    rewritten, originals = RESPONSES.rewrite_calls(response, {c.id: c for c in (patch, shell)})
+    assert RESPONSES.tool_calls(rewritten) == [shell, patch]
+    assert rewritten["output"][3] == {
+        "id": "ctc_01",
+        "call_id": "call_patch_2",
+        "status": "completed",
+        "type": "function_call",
+        "name": "shell",
+        "arguments": '{"command": ["false"]}',
+    }
+    assert originals == {
+        "call_patch_2": response["output"][3],
+        "call_shell_1": response["output"][2],
+    }
+    # the harness replays the rewritten call without its id, and answers it as a function call
+    replayed = {key: value for key, value in rewritten["output"][3].items() if key != "id"}
+    output = {"type": "function_call_output", "call_id": "call_patch_2", "output": "no"}
+    later = {**BODY, "input": [*INPUT, replayed, output]}
+    restored = RESPONSES.restore_calls(later, len(INPUT), originals)
+    original = {key: value for key, value in response["output"][3].items() if key != "id"}
+    assert restored["input"][len(INPUT) :] == [
+        original,
+        {**output, "type": "custom_tool_call_output"},
+    ]
+    assert RESPONSES.restore_calls(later, len(INPUT), {}) == later
+
+
+def test_history_events_read_call_items_and_their_outputs() -> None:
+    events = [e for item in RESPONSES.conversation(BODY) for e in RESPONSES.history_events(item)]
+    assert events == [
+        ToolCall("c0", "shell", {"command": ["ls"]}),
+        "app.py",
+        ToolCall("c1", "apply_patch", "*** Begin Patch"),
+        "Done!",
+    ]
+    shell = {"type": "local_shell_call", "call_id": "c2", "action": {"command": ["ls"]}}
+    assert list(RESPONSES.history_events(shell)) == [
+        ToolCall("c2", "local_shell", {"command": ["ls"]})
+    ]
+    assert list(RESPONSES.history_events(INPUT[0])) == []
+
+
+def test_system_text_joins_instructions_and_system_or_developer_items() -> None:
+    assert RESPONSES.system_text(BODY) == "You are Codex.\nenv"
+    assert RESPONSES.system_text({"input": "hi"}) == ""
+
+
+def test_transcript_gives_calls_to_the_assistant_message_before_them() -> None:
+    response = load("responses_codex.json")
+    [message] = RESPONSES.response_messages(response)
+    assert (message["role"], message["content"]) == ("assistant", "I'll check the tests.")
+    calls = message["tool_calls"]
+    assert [(call["id"], call["function"]["name"]) for call in calls] == [
+        ("call_shell_1", "shell"),
+        ("call_patch_2", "apply_patch"),
+    ]
+    assert calls[1]["function"]["arguments"].startswith("*** Begin Patch")
+    transcript = RESPONSES.transcript_messages(BODY)
+    assert [message["role"] for message in transcript] == [
+        "system",
+        "developer",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+    ]
+    assert transcript[0]["content"] == "You are Codex." and transcript[4]["content"] == "app.py"
+    assert RESPONSES.response_text(response) == "I'll check the tests."

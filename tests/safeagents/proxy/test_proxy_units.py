@@ -14,7 +14,6 @@ from safeagents._registry import default_registry
 from safeagents.proxy import Metrics, ProxyConfig, is_loopback
 from safeagents.proxy._identity import resolve_identity, root_key
 from safeagents.proxy._sessions import classify, splice_hidden
-from safeagents.proxy._shapes import calls_only, restore_calls, rewrite_calls
 from safeagents.store import HiddenEntry, SessionRecord
 
 
@@ -62,11 +61,12 @@ def test_root_key_ignores_everything_after_the_first_user_message(dialect: str) 
         "responses": {"output": []},
     }[dialect]
     longer = follow_up(dialect, body, response, [])
-    info, later = DIALECTS[dialect].parse_request(body), DIALECTS[dialect].parse_request(longer)
-    assert root_key(dialect, body, info) == root_key(dialect, longer, later)
+    protocol = DIALECTS[dialect]
+    info, later = protocol.parse_request(body), protocol.parse_request(longer)
+    assert root_key(protocol, body, info) == root_key(protocol, longer, later)
     other = first_body(dialect, task="something else")
-    assert root_key(dialect, other, DIALECTS[dialect].parse_request(other)) != root_key(
-        dialect, body, info
+    assert root_key(protocol, other, protocol.parse_request(other)) != root_key(
+        protocol, body, info
     )
 
 
@@ -188,16 +188,16 @@ def test_rewrite_then_restore_round_trips(dialect: str) -> None:
     response = _RESPONSES[dialect]
     shell = {"chat": "bash", "messages": "Bash", "responses": "shell_command"}[dialect]
     replacement = ToolCall("c1", shell, {"command": "printf no; exit 1"})
-    rewritten, originals = rewrite_calls(protocol, response, {"c1": replacement})
+    rewritten, originals = protocol.rewrite_calls(response, {"c1": replacement})
     commands = [call.argument("command") for call in protocol.tool_calls(rewritten)]
     assert commands == ["printf no; exit 1", "ls"] and set(originals) == {"c1"}
     body = first_body(dialect)
     at = protocol.parse_request(body).message_count
     later = follow_up(dialect, body, rewritten, ["no", "a.py"])
-    restored = restore_calls(protocol, later, at, originals)
+    restored = protocol.restore_calls(later, at, originals)
     assert restored == follow_up(dialect, body, response, ["no", "a.py"])
-    assert restore_calls(protocol, later, at, {}) == later
-    trimmed = calls_only(protocol, response)
+    assert protocol.restore_calls(later, at, {}) == later
+    trimmed = protocol.calls_only(response)
     assert [call.id for call in protocol.tool_calls(trimmed)] == ["c1", "c2"]
     assert "Hmm." not in str(trimmed)
 
