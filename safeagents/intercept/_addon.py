@@ -17,6 +17,13 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 from mitmproxy.net.http.status_codes import RESPONSES
 
+from safeagents.exchange import (
+    Exchange,
+    ProxyConfig,
+    answer_stopped,
+    build_engine,
+    enforcing_stop,
+)
 from safeagents.intercept._engine import EngineThread
 from safeagents.intercept._flows import (
     JSON_TYPE,
@@ -30,10 +37,6 @@ from safeagents.intercept._flows import (
     settle_buffered,
 )
 from safeagents.protocols import Dialect
-from safeagents.proxy._app import build_engine
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._exchange import Exchange
-from safeagents.proxy._prepare import answer_stopped, enforcing_stop
 from safeagents.rules import RuleLoadError, parse_vars
 
 __all__ = ["INTERCEPT_UPSTREAM", "InterceptAddon", "intercept_config"]

@@ -14,12 +14,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from safeagents.exchange import (
+    Attempt,
+    Decision,
+    Exchange,
+    ExchangeFailed,
+    Services,
+    UpstreamError,
+    parse_json_object,
+    prepare_exchange,
+)
 from safeagents.intercept._engine import EngineThread
 from safeagents.protocols import Dialect, StreamError, dialect_for_path, session_prefix
-from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
-from safeagents.proxy._prepare import prepare_exchange
-from safeagents.proxy._services import Services
-from safeagents.proxy._upstream import UpstreamError, parse_json_object
 from safeagents.store import TurnStatus
 
 __all__ = [

@@ -9,11 +9,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from safeagents.exchange import Exchange, Services, answer_stopped, enforcing_stop, prepare_exchange
 from safeagents.protocols import Dialect, RequestInfo, session_prefix
-from safeagents.proxy._exchange import Exchange
-from safeagents.proxy._prepare import answer_stopped, enforcing_stop, prepare_exchange
 from safeagents.proxy._replies import dialect_error, render
-from safeagents.proxy._services import Services
 from safeagents.proxy._stream import complete_exchange, stream_exchange
 
 __all__ = ["BodyTooLarge", "handle_model", "read_body"]

@@ -6,16 +6,17 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from safeagents.protocols import Dialect
-from safeagents.proxy._exchange import Attempt, Exchange
-from safeagents.proxy._services import Services
-from safeagents.proxy._upstream import (
+from safeagents.exchange import (
+    Attempt,
+    Exchange,
+    Services,
     UpstreamError,
     UpstreamStatus,
     check_status,
     clean_response_headers,
     parse_json_object,
 )
+from safeagents.protocols import Dialect
 
 __all__ = [
     "dialect_error",

@@ -10,10 +10,19 @@ from typing import Any
 import anyio
 from starlette.responses import JSONResponse, Response
 
+from safeagents.exchange import (
+    Attempt,
+    Decision,
+    Exchange,
+    ExchangeFailed,
+    HTTPError,
+    Services,
+    UpstreamError,
+    UpstreamStatus,
+    UpstreamTimeout,
+)
+from safeagents.exchange import Response as UpstreamResponse
 from safeagents.protocols import StreamAssembler, StreamError
-from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
-from safeagents.proxy._http import HTTPError, UpstreamTimeout
-from safeagents.proxy._http import Response as UpstreamResponse
 from safeagents.proxy._replies import (
     parse_upstream,
     render,
@@ -21,9 +30,7 @@ from safeagents.proxy._replies import (
     upstream_failure,
     upstream_refused,
 )
-from safeagents.proxy._services import Services
 from safeagents.proxy._streaming import BodyStream, LastChunk
-from safeagents.proxy._upstream import UpstreamError, UpstreamStatus
 
 __all__ = ["complete_exchange", "stream_exchange"]
 

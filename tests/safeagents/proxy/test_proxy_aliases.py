@@ -21,10 +21,9 @@ from proxy_testkit import (
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from safeagents.exchange import HARNESS_HEADER, Services, prepare_exchange
 from safeagents.protocols import CHAT
-from safeagents.proxy import ProxyConfig, ProxyServer
-from safeagents.proxy._prepare import HARNESS_HEADER, prepare_exchange
-from safeagents.proxy._services import Services
+from safeagents.proxy import DIALECT_EDITS, ProxyConfig, ProxyServer
 from safeagents.rules import Engine
 from safeagents.scripted import ScriptedServer
 from safeagents.store import SQLiteStore
@@ -174,7 +173,7 @@ def test_the_alias_rewrites_a_copy_and_leaves_the_harness_body_alone(
 ) -> None:
     async def scenario() -> None:
         config = ProxyConfig(upstream="http://127.0.0.1:1/v1")
-        services = Services.build(config, bundled_engine, SQLiteStore(":memory:"))
+        services = Services.build(config, bundled_engine, SQLiteStore(":memory:"), DIALECT_EDITS)
         await services.aliases.set("pi", "pi-v3")
         body = first_body("chat")
         ex = await prepare_exchange(

@@ -9,8 +9,8 @@ from typing import Any
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import SessionState
 from safeagents._registry import Registry
+from safeagents.exchange._edits import DialectEdits
 from safeagents.protocols import Dialect, RequestInfo
-from safeagents.proxy._shapes import conversation, history_events
 
 __all__ = ["HistoryCache"]
 
@@ -30,8 +30,9 @@ class HistoryCache:
     one, a restart, a side conversation, compaction) rebuilds the state from its own items.
     """
 
-    def __init__(self, registry: Registry, size: int = 256) -> None:
+    def __init__(self, registry: Registry, edits: DialectEdits, size: int = 256) -> None:
         self._registry = registry
+        self._edits = edits
         self._size = size
         self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
 
@@ -53,9 +54,9 @@ class HistoryCache:
         )
         if entry is None or fresh:
             entry = _Entry()
-        items = conversation(dialect, body)
+        items = self._edits.conversation(dialect, body)
         for item in items[entry.count : info.message_count]:
-            for event in history_events(dialect, item):
+            for event in self._edits.history_events(dialect, item):
                 if isinstance(event, ToolCall):
                     entry.effects.extend(self._registry.effects(event, harness, context))
                 else:

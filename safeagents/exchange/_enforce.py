@@ -7,11 +7,11 @@ from typing import Any
 
 from safeagents._actions import ToolCall
 from safeagents._detector import SessionState
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
-from safeagents.proxy._history import HistoryCache
-from safeagents.proxy._shapes import calls_only, rewrite_calls
-from safeagents.proxy._upstream import Upstream, UpstreamError, UpstreamStatus
+from safeagents.exchange._config import ProxyConfig
+from safeagents.exchange._edits import DialectEdits
+from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
+from safeagents.exchange._history import HistoryCache
+from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
 from safeagents.rules import CallVerdict, Engine
 from safeagents.store import FindingRecord, HiddenEntry
 
@@ -36,9 +36,15 @@ class Enforcer:
     """Turns upstream answers into what the harness may see, re-asking when it must."""
 
     def __init__(
-        self, config: ProxyConfig, engine: Engine, upstream: Upstream, history: HistoryCache
+        self,
+        config: ProxyConfig,
+        engine: Engine,
+        upstream: Upstream,
+        history: HistoryCache,
+        edits: DialectEdits,
     ) -> None:
         self.config = config
+        self.edits = edits
         self.engine = engine
         self.upstream = upstream
         self.history = history
@@ -96,13 +102,17 @@ class Enforcer:
             calls = ex.dialect.tool_calls(response)
             allowed = [call.id for call in calls if call.id not in rejections]
             if allowed:
-                withheld = calls_only(ex.dialect, ex.dialect.without_calls(response, allowed))
+                withheld = self.edits.calls_only(
+                    ex.dialect, ex.dialect.without_calls(response, allowed)
+                )
                 self._hide(ex, decision, ex.dialect.hidden_items(withheld, rejections))
                 delivered = ex.dialect.without_calls(response, rejections)
                 return _deliver(decision, attempt, delivered)
             shown = response
             if attempt is first and text_forwarded:
-                shown = calls_only(ex.dialect, response)  # its text already reached the harness
+                shown = self.edits.calls_only(
+                    ex.dialect, response
+                )  # its text already reached the harness
             pair = ex.dialect.hidden_items(shown, rejections)
             self._hide(ex, decision, pair)
             if decision.reasks >= self.config.max_reasks:
@@ -133,7 +143,7 @@ class Enforcer:
                 replacements[call_id] = ToolCall(call_id, rewritten.name, rewritten.arguments)
         if not replacements:
             return response
-        response, originals = rewrite_calls(ex.dialect, response, replacements)
+        response, originals = self.edits.rewrite_calls(ex.dialect, response, replacements)
         for call_id, original in originals.items():
             rejections.pop(call_id, None)
             decision.hidden.append(

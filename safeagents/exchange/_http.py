@@ -14,7 +14,7 @@ import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from urllib.parse import urlsplit
 
-from safeagents.proxy._http_wire import Connection, Headers, HTTPError, UpstreamTimeout
+from safeagents.exchange._http_wire import Connection, Headers, HTTPError, UpstreamTimeout
 
 __all__ = ["Client", "HTTPError", "Headers", "Response", "UpstreamTimeout"]
 

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from safeagents.proxy._aliases import ModelAliases
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._enforce import Enforcer
-from safeagents.proxy._history import HistoryCache
-from safeagents.proxy._metrics import Metrics
-from safeagents.proxy._recorder import Recorder
-from safeagents.proxy._upstream import Upstream
-from safeagents.rules import Engine
+from safeagents.exchange._aliases import ModelAliases
+from safeagents.exchange._config import ProxyConfig
+from safeagents.exchange._edits import DialectEdits
+from safeagents.exchange._enforce import Enforcer
+from safeagents.exchange._history import HistoryCache
+from safeagents.exchange._metrics import Metrics
+from safeagents.exchange._recorder import Recorder
+from safeagents.exchange._upstream import Upstream
+from safeagents.rules import Engine, RuleSet
 from safeagents.store import Store
 
-__all__ = ["Services"]
+__all__ = ["Services", "build_engine"]
+
+
+def build_engine(config: ProxyConfig) -> Engine:
+    """Load and validate the configured rules (bundled packs when none are given)."""
+    return Engine(RuleSet.load(list(config.rules) or None, vars=dict(config.vars)))
 
 
 @dataclass(slots=True)
@@ -28,6 +34,7 @@ class Services:
     enforcer: Enforcer
     recorder: Recorder
     aliases: ModelAliases
+    edits: DialectEdits
 
     @classmethod
     def build(
@@ -35,11 +42,12 @@ class Services:
         config: ProxyConfig,
         engine: Engine,
         store: Store,
+        edits: DialectEdits,
         upstream: Upstream | None = None,
     ) -> Services:
         upstream = upstream or Upstream(config)
         metrics = Metrics()
-        history = HistoryCache(engine.registry)
+        history = HistoryCache(engine.registry, edits)
         return cls(
             config=config,
             engine=engine,
@@ -47,9 +55,10 @@ class Services:
             upstream=upstream,
             metrics=metrics,
             history=history,
-            enforcer=Enforcer(config, engine, upstream, history),
+            enforcer=Enforcer(config, engine, upstream, history, edits),
             recorder=Recorder(config, store, metrics, engine.registry.plugin_manager),
             aliases=ModelAliases(store),
+            edits=edits,
         )
 
     async def aclose(self) -> None:

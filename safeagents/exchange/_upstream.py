@@ -6,8 +6,8 @@ import json
 from collections.abc import AsyncIterable, Mapping
 from typing import Any
 
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._http import Client, Headers, HTTPError, Response, UpstreamTimeout
+from safeagents.exchange._config import ProxyConfig
+from safeagents.exchange._http import Client, Headers, HTTPError, Response, UpstreamTimeout
 
 __all__ = ["HOP_BY_HOP", "Upstream", "UpstreamError", "UpstreamStatus", "clean_response_headers"]
 

@@ -12,11 +12,10 @@ from typing import Any
 
 from safeagents._actions import AnalysisContext
 from safeagents._registry import FALLBACK_HARNESS, UnknownHarnessError
+from safeagents.exchange._exchange import Attempt, Decision, Exchange
+from safeagents.exchange._services import Services
+from safeagents.exchange._sessions import plan_request
 from safeagents.protocols import Dialect, RequestInfo
-from safeagents.proxy._exchange import Attempt, Decision, Exchange
-from safeagents.proxy._identity import resolve_identity, root_key
-from safeagents.proxy._services import Services
-from safeagents.proxy._sessions import plan_request
 from safeagents.store import SessionRecord
 
 __all__ = [
@@ -44,10 +43,10 @@ async def prepare_exchange(
 ) -> Exchange:
     """Identify the session, splice its hidden history in, pick the harness, and ask the
     upstream for the harness's aliased model if it has one."""
-    root = root_key(dialect.name, body, info)
-    identity = resolve_identity(path_id, headers, root)
-    live = await services.store.live_state(identity.id)
-    plan = plan_request(dialect, body, info, live.session, live.hidden, root)
+    root = services.edits.root_key(dialect.name, body, info)
+    session_id = services.edits.session_id(path_id, headers, root)
+    live = await services.store.live_state(session_id)
+    plan = plan_request(dialect, body, info, live.session, live.hidden, root, edits=services.edits)
     harness = _harness(services, info, live.session, headers.get(HARNESS_HEADER))
     upstream_body = plan.upstream_body
     target = await services.aliases.target(harness)
@@ -58,7 +57,7 @@ async def prepare_exchange(
     cwd = headers.get(CWD_HEADER) or (live.session.cwd if live.session else services.config.cwd)
     return Exchange(
         id=uuid.uuid4().hex,
-        session_id=identity.id,
+        session_id=session_id,
         dialect=dialect,
         info=info,
         body=body,

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from safeagents.exchange._edits import DialectEdits
 from safeagents.protocols import Dialect, RequestInfo
-from safeagents.proxy._shapes import restore_calls
 from safeagents.store import HiddenEntry, SessionRecord
 
 __all__ = ["RequestPlan", "plan_request", "splice_hidden"]
@@ -54,6 +54,8 @@ def splice_hidden(
     body: Mapping[str, Any],
     info: RequestInfo,
     hidden: Sequence[HiddenEntry],
+    *,
+    edits: DialectEdits,
 ) -> tuple[JSONObject, int]:
     """``body`` with every hidden entry whose anchor it extends put back; and how many were."""
     applicable = [
@@ -66,7 +68,7 @@ def splice_hidden(
     result: JSONObject = dict(body)
     restores = [entry for entry in applicable if entry.kind == "restore"]
     for entry in restores:
-        result = restore_calls(dialect, result, entry.at, {entry.call_id: entry.items[0]})
+        result = edits.restore_calls(dialect, result, entry.at, {entry.call_id: entry.items[0]})
     by_position: dict[int, list[JSONObject]] = {}
     for entry in applicable:
         if entry.kind == "pair":
@@ -83,9 +85,11 @@ def plan_request(
     session: SessionRecord | None,
     hidden: Sequence[HiddenEntry],
     root: str,
+    *,
+    edits: DialectEdits,
 ) -> RequestPlan:
     kind = classify(info, body, session, root)
-    upstream_body, spliced = splice_hidden(dialect, body, info, hidden)
+    upstream_body, spliced = splice_hidden(dialect, body, info, hidden, edits=edits)
     anchor = info.conversation_key(info.message_count)
     return RequestPlan(
         kind=kind,
