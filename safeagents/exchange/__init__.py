@@ -22,10 +22,10 @@ from safeagents.exchange._enforce import Enforcer
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.exchange._http import Client, Headers, HTTPError, Response, UpstreamTimeout
 from safeagents.exchange._metrics import Metrics
+from safeagents.exchange._outcome import ABORTED, STOPPED_TEXT, Outcome
 from safeagents.exchange._prepare import (
     CWD_HEADER,
     HARNESS_HEADER,
-    answer_stopped,
     enforcing_stop,
     prepare_exchange,
 )
@@ -39,14 +39,17 @@ from safeagents.exchange._upstream import (
     check_status,
     clean_response_headers,
     parse_json_object,
+    upstream_error,
 )
 
 __all__ = [
+    "ABORTED",
     "ALIAS_TTL",
     "CWD_HEADER",
     "DEFAULT_BODY_LIMIT",
     "HARNESS_HEADER",
     "HOP_BY_HOP",
+    "STOPPED_TEXT",
     "Attempt",
     "Client",
     "Decision",
@@ -59,6 +62,7 @@ __all__ = [
     "Metrics",
     "Mode",
     "ModelAliases",
+    "Outcome",
     "ProxyConfig",
     "Recorder",
     "Response",
@@ -68,7 +72,6 @@ __all__ = [
     "UpstreamError",
     "UpstreamStatus",
     "UpstreamTimeout",
-    "answer_stopped",
     "build_engine",
     "canonical_aliases",
     "check_status",
@@ -78,4 +81,5 @@ __all__ = [
     "parse_json_object",
     "prepare_exchange",
     "reset_aliases",
+    "upstream_error",
 ]

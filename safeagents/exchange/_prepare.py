@@ -12,7 +12,7 @@ from typing import Any
 
 from safeagents._actions import AnalysisContext
 from safeagents._registry import FALLBACK_HARNESS, UnknownHarnessError
-from safeagents.exchange._exchange import Attempt, Decision, Exchange
+from safeagents.exchange._exchange import Exchange
 from safeagents.exchange._services import Services
 from safeagents.exchange._sessions import plan_request
 from safeagents.protocols import Dialect, RequestInfo
@@ -21,14 +21,12 @@ from safeagents.store import SessionRecord
 __all__ = [
     "CWD_HEADER",
     "HARNESS_HEADER",
-    "answer_stopped",
     "enforcing_stop",
     "prepare_exchange",
 ]
 
 CWD_HEADER = "x-safeagents-cwd"
 HARNESS_HEADER = "x-safeagents-harness"
-STOPPED_TEXT = "safeagents stopped this run after a blocked tool call; it cannot continue."
 
 
 async def prepare_exchange(
@@ -96,15 +94,3 @@ def enforcing_stop(services: Services, ex: Exchange) -> bool:
         and config.strategy == "stop"
         and ex.plan.kind == "main"
     )
-
-
-async def answer_stopped(services: Services, ex: Exchange) -> dict[str, Any]:
-    """Record and return the stop answer a stopped run gets without reaching the upstream."""
-    delivered = ex.dialect.text_response(ex.info, STOPPED_TEXT)
-    attempt = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
-    attempt.finish(None)
-    attempt.delivered = delivered
-    await services.recorder.record(
-        ex, Decision(delivered=delivered, attempts=[attempt], stopped=True)
-    )
-    return delivered

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._http import Client, Headers, HTTPError, Response, UpstreamTimeout
+from safeagents.protocols import StreamError
 
-__all__ = ["HOP_BY_HOP", "Upstream", "UpstreamError", "UpstreamStatus", "clean_response_headers"]
+__all__ = [
+    "HOP_BY_HOP",
+    "Upstream",
+    "UpstreamError",
+    "UpstreamStatus",
+    "check_status",
+    "clean_response_headers",
+    "parse_json_object",
+    "upstream_error",
+]
 
 HOP_BY_HOP = frozenset(
     {
@@ -48,6 +58,26 @@ class UpstreamStatus(Exception):
         self.status = status
         self.content = content
         self.headers = dict(headers)
+
+
+_BROKE = {
+    "connect": "cannot reach the upstream model server",
+    "read": "upstream connection failed",
+    "stream": "upstream stream broke",
+}
+
+
+def upstream_error(
+    problem: HTTPError | StreamError, stage: Literal["connect", "read", "stream"]
+) -> UpstreamError:
+    """What the harness gets for an upstream fault while connecting, reading a whole
+    answer, or reading a stream: 504 for a timeout, else 502."""
+    if isinstance(problem, StreamError):
+        return UpstreamError(502, "upstream_malformed", f"malformed upstream stream: {problem}")
+    if isinstance(problem, UpstreamTimeout):
+        during = " mid-stream" if stage == "stream" else ""
+        return UpstreamError(504, "upstream_timeout", f"upstream timed out{during}: {problem!r}")
+    return UpstreamError(502, "upstream_unreachable", f"{_BROKE[stage]}: {problem!r}")
 
 
 def clean_response_headers(headers: Headers, *, decoded: bool) -> dict[str, str]:
@@ -104,24 +134,16 @@ class Upstream:
         """Send a request and return the response with its body still streaming."""
         try:
             return await self.client.send(method, url, headers, content)
-        except UpstreamTimeout as error:
-            raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
         except HTTPError as error:
-            raise UpstreamError(
-                502, "upstream_unreachable", f"cannot reach the upstream model server: {error!r}"
-            ) from None
+            raise upstream_error(error, "connect") from None
 
     @staticmethod
     async def read(response: Response) -> bytes:
         """The whole (decoded) body; errors mapped like :meth:`open`."""
         try:
             return await response.aread()
-        except UpstreamTimeout as error:
-            raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
         except HTTPError as error:
-            raise UpstreamError(
-                502, "upstream_unreachable", f"upstream connection failed: {error!r}"
-            ) from None
+            raise upstream_error(error, "read") from None
         finally:
             await response.aclose()
 

@@ -19,8 +19,8 @@ from mitmproxy.net.http.status_codes import RESPONSES
 
 from safeagents.exchange import (
     Exchange,
+    Outcome,
     ProxyConfig,
-    answer_stopped,
     build_engine,
     enforcing_stop,
 )
@@ -28,7 +28,6 @@ from safeagents.intercept._engine import EngineThread
 from safeagents.intercept._flows import (
     JSON_TYPE,
     SSE_TYPE,
-    Intercepted,
     StreamFilter,
     abort_reason,
     intercept_request,
@@ -178,8 +177,7 @@ class InterceptAddon:
             del request.headers[name]
         ex = state.ex
         if enforcing_stop(engine.services, ex):
-            state.settled = True
-            delivered = await engine.run(lambda services: answer_stopped(services, ex))
+            delivered = await engine.run(lambda _: state.stopped())
             flow.response = _rendered(ex, delivered)
             return
         if ex.plan.spliced or ex.upstream_body.get("model") != body.get("model"):
@@ -202,7 +200,7 @@ class InterceptAddon:
             return
         headers = response.headers
         is_sse = SSE_TYPE in headers.get("content-type", "")
-        if not isinstance(state, Intercepted) or engine is None:
+        if not isinstance(state, Outcome) or engine is None:
             if is_sse:
                 response.stream = True  # other event streams (MCP over SSE…) flow as they come
             return
@@ -218,14 +216,14 @@ class InterceptAddon:
 
     async def response(self, flow: http.HTTPFlow) -> None:
         state, engine, response = flow.metadata.get(_KEY), self.engine, flow.response
-        if not isinstance(state, Intercepted) or engine is None or response is None:
+        if not isinstance(state, Outcome) or engine is None or response is None:
             return
-        if state.settled or response.stream:
+        if state.claimed or response.stream:
             return  # a streamed answer was settled by its filter
         status, content = response.status_code, response.get_content(strict=False) or b""
         content_type = response.headers.get("content-type", "")
         replacement = await engine.run(
-            lambda services: settle_buffered(services, state, status, content, content_type)
+            lambda _: settle_buffered(state, status, content, content_type)
         )
         if replacement is None:
             return
@@ -238,16 +236,11 @@ class InterceptAddon:
 
     async def error(self, flow: http.HTTPFlow) -> None:
         state, engine = flow.metadata.get(_KEY), self.engine
-        if not isinstance(state, Intercepted) or engine is None or state.settled:
+        if not isinstance(state, Outcome) or engine is None or state.claimed:
             return
-        state.settled = True
         message = flow.error.msg if flow.error is not None else "unknown error"
         status, reason = abort_reason(flow.response is not None, message)
-        await engine.run(
-            lambda services: services.recorder.record_failure(
-                state.ex, [state.first], status, reason
-            )
-        )
+        await engine.run(lambda _: state.fail(reason, status=status))
 
 
 def _encode(value: Mapping[str, Any]) -> bytes:
