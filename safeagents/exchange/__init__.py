@@ -20,7 +20,7 @@ from safeagents.exchange._config import (
 from safeagents.exchange._edits import DialectEdits
 from safeagents.exchange._enforce import Enforcer
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
-from safeagents.exchange._http import Client, Headers, HTTPError, Response, UpstreamTimeout
+from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
 from safeagents.exchange._metrics import Metrics
 from safeagents.exchange._outcome import ABORTED, STOPPED_TEXT, Outcome
 from safeagents.exchange._prepare import (
@@ -31,6 +31,7 @@ from safeagents.exchange._prepare import (
 )
 from safeagents.exchange._recorder import Recorder
 from safeagents.exchange._services import Services, build_engine
+from safeagents.exchange._transport import Transport, TransportResponse
 from safeagents.exchange._upstream import (
     HOP_BY_HOP,
     Upstream,
@@ -65,9 +66,10 @@ __all__ = [
     "Outcome",
     "ProxyConfig",
     "Recorder",
-    "Response",
     "Services",
     "Strategy",
+    "Transport",
+    "TransportResponse",
     "Upstream",
     "UpstreamError",
     "UpstreamStatus",

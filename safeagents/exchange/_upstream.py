@@ -7,7 +7,8 @@ from collections.abc import AsyncIterable, Mapping
 from typing import Any, Literal
 
 from safeagents.exchange._config import ProxyConfig
-from safeagents.exchange._http import Client, Headers, HTTPError, Response, UpstreamTimeout
+from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
+from safeagents.exchange._transport import Transport, TransportResponse
 from safeagents.protocols import StreamError
 
 __all__ = [
@@ -89,10 +90,10 @@ def clean_response_headers(headers: Headers, *, decoded: bool) -> dict[str, str]
 class Upstream:
     """One pooled HTTP client for the model server at ``config.upstream``."""
 
-    def __init__(self, config: ProxyConfig, client: Client | None = None) -> None:
+    def __init__(self, config: ProxyConfig, client: Transport | None = None) -> None:
         root = config.upstream.rstrip("/")
         self.root = root.removesuffix("/v1")
-        self.client = client or Client(
+        self.client: Transport = client or Client(
             timeout=config.timeout, connect_timeout=config.connect_timeout, max_idle=256
         )
 
@@ -130,7 +131,7 @@ class Upstream:
         url: str,
         headers: Mapping[str, str],
         content: bytes | AsyncIterable[bytes] | None,
-    ) -> Response:
+    ) -> TransportResponse:
         """Send a request and return the response with its body still streaming."""
         try:
             return await self.client.send(method, url, headers, content)
@@ -138,7 +139,7 @@ class Upstream:
             raise upstream_error(error, "connect") from None
 
     @staticmethod
-    async def read(response: Response) -> bytes:
+    async def read(response: TransportResponse) -> bytes:
         """The whole (decoded) body; errors mapped like :meth:`open`."""
         try:
             return await response.aread()

@@ -7,8 +7,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from safeagents.exchange import Response as UpstreamResponse
 from safeagents.exchange import Services, UpstreamError, clean_response_headers
+from safeagents.exchange import TransportResponse as UpstreamResponse
 from safeagents.protocols import session_prefix
 from safeagents.proxy._model import BodyTooLarge
 from safeagents.proxy._streaming import BodyStream

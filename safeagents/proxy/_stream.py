@@ -19,7 +19,7 @@ from safeagents.exchange import (
     UpstreamStatus,
     upstream_error,
 )
-from safeagents.exchange import Response as UpstreamResponse
+from safeagents.exchange import TransportResponse as UpstreamResponse
 from safeagents.protocols import StreamAssembler, StreamError
 from safeagents.proxy._replies import (
     error_reply,

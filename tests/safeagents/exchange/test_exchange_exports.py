@@ -20,3 +20,12 @@ def test_no_front_end_is_imported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_httptools_client_is_the_transport() -> None:
+    from safeagents.exchange import Client, ProxyConfig, Transport, Upstream
+
+    client: Transport = Client(timeout=1.0, connect_timeout=1.0)  # checked by mypy
+    upstream = Upstream(ProxyConfig(upstream="http://127.0.0.1:1"), client)
+    assert upstream.client is client
+    assert isinstance(Upstream(ProxyConfig(upstream="http://127.0.0.1:1")).client, Client)
