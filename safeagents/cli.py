@@ -209,7 +209,7 @@ def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
 
 def _parse_aliases(pairs: Sequence[str]) -> dict[str, str]:
     from safeagents._registry import default_registry
-    from safeagents.proxy._aliases import canonical_aliases
+    from safeagents.exchange import canonical_aliases
 
     parsed: dict[str, str] = {}
     for pair in pairs:

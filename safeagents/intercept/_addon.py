@@ -17,11 +17,17 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 from mitmproxy.net.http.status_codes import RESPONSES
 
+from safeagents.exchange import (
+    Exchange,
+    Outcome,
+    ProxyConfig,
+    build_engine,
+    enforcing_stop,
+)
 from safeagents.intercept._engine import EngineThread
 from safeagents.intercept._flows import (
     JSON_TYPE,
     SSE_TYPE,
-    Intercepted,
     StreamFilter,
     abort_reason,
     intercept_request,
@@ -30,10 +36,6 @@ from safeagents.intercept._flows import (
     settle_buffered,
 )
 from safeagents.protocols import Dialect
-from safeagents.proxy._app import build_engine
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._exchange import Exchange
-from safeagents.proxy._prepare import answer_stopped, enforcing_stop
 from safeagents.rules import RuleLoadError, parse_vars
 
 __all__ = ["INTERCEPT_UPSTREAM", "InterceptAddon", "intercept_config"]
@@ -175,8 +177,7 @@ class InterceptAddon:
             del request.headers[name]
         ex = state.ex
         if enforcing_stop(engine.services, ex):
-            state.settled = True
-            delivered = await engine.run(lambda services: answer_stopped(services, ex))
+            delivered = await engine.run(lambda _: state.stopped())
             flow.response = _rendered(ex, delivered)
             return
         if ex.plan.spliced or ex.upstream_body.get("model") != body.get("model"):
@@ -199,7 +200,7 @@ class InterceptAddon:
             return
         headers = response.headers
         is_sse = SSE_TYPE in headers.get("content-type", "")
-        if not isinstance(state, Intercepted) or engine is None:
+        if not isinstance(state, Outcome) or engine is None:
             if is_sse:
                 response.stream = True  # other event streams (MCP over SSE…) flow as they come
             return
@@ -215,14 +216,14 @@ class InterceptAddon:
 
     async def response(self, flow: http.HTTPFlow) -> None:
         state, engine, response = flow.metadata.get(_KEY), self.engine, flow.response
-        if not isinstance(state, Intercepted) or engine is None or response is None:
+        if not isinstance(state, Outcome) or engine is None or response is None:
             return
-        if state.settled or response.stream:
+        if state.claimed or response.stream:
             return  # a streamed answer was settled by its filter
         status, content = response.status_code, response.get_content(strict=False) or b""
         content_type = response.headers.get("content-type", "")
         replacement = await engine.run(
-            lambda services: settle_buffered(services, state, status, content, content_type)
+            lambda _: settle_buffered(state, status, content, content_type)
         )
         if replacement is None:
             return
@@ -235,16 +236,11 @@ class InterceptAddon:
 
     async def error(self, flow: http.HTTPFlow) -> None:
         state, engine = flow.metadata.get(_KEY), self.engine
-        if not isinstance(state, Intercepted) or engine is None or state.settled:
+        if not isinstance(state, Outcome) or engine is None or state.claimed:
             return
-        state.settled = True
         message = flow.error.msg if flow.error is not None else "unknown error"
         status, reason = abort_reason(flow.response is not None, message)
-        await engine.run(
-            lambda services: services.recorder.record_failure(
-                state.ex, [state.first], status, reason
-            )
-        )
+        await engine.run(lambda _: state.fail(reason, status=status))
 
 
 def _encode(value: Mapping[str, Any]) -> bytes:

@@ -13,10 +13,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._http import Client
-from safeagents.proxy._services import Services
-from safeagents.proxy._upstream import Upstream
+from safeagents.exchange import Client, ProxyConfig, Services, Upstream
 from safeagents.rules import Engine
 from safeagents.store import SQLiteStore, Store
 
@@ -45,7 +42,10 @@ class EngineThread:
             timeout=config.timeout, connect_timeout=config.connect_timeout, ssl_context=ssl_context
         )
         self.services = Services.build(
-            config, engine, store or SQLiteStore(config.store), Upstream(config, client)
+            config,
+            engine,
+            store or SQLiteStore(config.store),
+            Upstream(config, client),
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

@@ -1,29 +1,34 @@
 """What happens to one intercepted model request, free of mitmproxy's types.
 
-A request becomes an :class:`Intercepted` (the proxy's :class:`Exchange` plus its first
-attempt); a buffered answer is settled by :func:`settle_buffered`, a streamed one passes
-through a :class:`StreamFilter`. Both check, re-ask and record exactly as ``serve`` does.
+A request becomes an :class:`~safeagents.exchange.Outcome` (its exchange, first attempt,
+and single record); a buffered answer is settled by :func:`settle_buffered`, a streamed one
+passes through a :class:`StreamFilter`. Both check, re-ask and record exactly as ``serve``
+does; a flow mitmproxy ends with an error is recorded by the addon's ``error`` hook.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from safeagents.exchange import (
+    Decision,
+    Exchange,
+    Outcome,
+    Services,
+    UpstreamError,
+    parse_json_object,
+    prepare_exchange,
+    upstream_error,
+)
 from safeagents.intercept._engine import EngineThread
 from safeagents.protocols import Dialect, StreamError, dialect_for_path, session_prefix
-from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
-from safeagents.proxy._prepare import prepare_exchange
-from safeagents.proxy._services import Services
-from safeagents.proxy._upstream import UpstreamError, parse_json_object
 from safeagents.store import TurnStatus
 
 __all__ = [
-    "Intercepted",
     "Replacement",
     "StreamFilter",
     "abort_reason",
@@ -33,18 +38,8 @@ __all__ = [
     "settle_buffered",
 ]
 
-logger = logging.getLogger("safeagents.intercept")
 JSON_TYPE = "application/json"
 SSE_TYPE = "text/event-stream"
-
-
-@dataclass(slots=True)
-class Intercepted:
-    """A model request on its way through mitmproxy, and whether its outcome is recorded."""
-
-    ex: Exchange
-    first: Attempt
-    settled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +80,14 @@ async def intercept_request(
     path: str,
     headers: Mapping[str, str],
     url: str,
-) -> Intercepted:
+) -> Outcome:
     """Identify the session and splice its hidden history in (``ex.upstream_body``)."""
     path_id, _ = session_prefix(path.split("?", 1)[0])
     info = dialect.parse_request(body)
     ex = await prepare_exchange(
         services, dialect, body, info, path_id=path_id, headers=headers, upstream_url=url
     )
-    return Intercepted(ex, Attempt(kind=ex.plan.kind, request=ex.upstream_body))
+    return Outcome(services, ex)
 
 
 def _encode(value: Mapping[str, Any]) -> bytes:
@@ -111,60 +106,32 @@ def _parse_answer(ex: Exchange, content: bytes, content_type: str) -> dict[str, 
             assembler.feed(content)
             return assembler.finish()
         except StreamError as problem:
-            raise _malformed(problem) from None
+            raise upstream_error(problem, "stream") from None
     return parse_json_object(content)
 
 
-def _malformed(problem: StreamError) -> UpstreamError:
-    return UpstreamError(502, "upstream_malformed", f"malformed upstream stream: {problem}")
-
-
-async def _decide(
-    services: Services, state: Intercepted, *, text_forwarded: bool
-) -> Decision | UpstreamError:
-    """Check (and re-ask) then record; a failed re-ask is recorded and returned."""
-    ex = state.ex
-    state.settled = True
-    try:
-        decision = await services.enforcer.decide(ex, state.first, text_forwarded=text_forwarded)
-    except ExchangeFailed as failed:
-        services.metrics.inc("safeagents_upstream_errors_total", kind=failed.error.kind)
-        await services.recorder.record_failure(ex, failed.attempts, "error", failed.error.message)
-        return failed.error
-    except Exception as bug:
-        logger.exception("enforcement failed on an intercepted answer")
-        await services.recorder.record_failure(ex, [state.first], "error", f"internal: {bug!r}")
-        return UpstreamError(500, "internal", f"safeagents internal error: {bug!r}")
-    await services.recorder.record(ex, decision)
-    return decision
-
-
 async def settle_buffered(
-    services: Services, state: Intercepted, status: int, content: bytes, content_type: str
+    outcome: Outcome, status: int, content: bytes, content_type: str
 ) -> Replacement | None:
     """Check a whole answer; ``None`` leaves the upstream's bytes as they are."""
-    ex = state.ex
+    ex = outcome.ex
     if status >= 400:  # errors carry no tool calls: the harness sees them unchanged
-        state.settled = True
-        await services.recorder.record_failure(
-            ex, [state.first], "error", f"upstream answered {status}"
-        )
+        await outcome.fail(f"upstream answered {status}")
         return None
     try:
         response = _parse_answer(ex, content, content_type)
     except UpstreamError as error:
-        state.settled = True
-        await services.recorder.record_failure(ex, [state.first], "error", error.message)
-        return None if services.config.mode == "monitor" else _error(ex, error)
-    state.first.finish(response)
-    outcome = await _decide(services, state, text_forwarded=False)
-    if isinstance(outcome, UpstreamError):
-        return _error(ex, outcome)
-    if outcome.unchanged:
+        await outcome.fail(error.message)
+        return None if outcome.services.config.mode == "monitor" else _error(ex, error)
+    outcome.first.finish(response)
+    decision = await outcome.settle()
+    if isinstance(decision, UpstreamError):
+        return _error(ex, decision)
+    if decision.unchanged:
         return None
     if ex.stream:
-        return Replacement(200, ex.dialect.stream_events(outcome.delivered, ex.info), SSE_TYPE)
-    return Replacement(200, _encode(outcome.delivered), JSON_TYPE)
+        return Replacement(200, ex.dialect.stream_events(decision.delivered, ex.info), SSE_TYPE)
+    return Replacement(200, _encode(decision.delivered), JSON_TYPE)
 
 
 class StreamFilter:
@@ -176,12 +143,12 @@ class StreamFilter:
     upstream's bytes pass unchanged and the answer is only recorded.
     """
 
-    def __init__(self, engine: EngineThread, state: Intercepted, wait_limit: float) -> None:
+    def __init__(self, engine: EngineThread, outcome: Outcome, wait_limit: float) -> None:
         self.engine = engine
-        self.state = state
+        self.outcome = outcome
         self.wait_limit = wait_limit
         self.raw = engine.config.mode == "monitor"
-        self.assembler = state.ex.dialect.assembler(state.ex.info)
+        self.assembler = outcome.ex.dialect.assembler(outcome.ex.info)
         self.forwarded = False
         self.ended = False
 
@@ -200,7 +167,7 @@ class StreamFilter:
         try:
             out = self.assembler.feed(chunk)
         except StreamError as problem:
-            return self._fail(_malformed(problem))
+            return self._fail(upstream_error(problem, "stream"))
         self.forwarded = self.forwarded or bool(out)
         return out
 
@@ -210,31 +177,28 @@ class StreamFilter:
         try:
             response = self.assembler.finish()
         except StreamError as problem:
-            return self._fail(_malformed(problem))
+            return self._fail(upstream_error(problem, "stream"))
         self.ended = True
-        self.state.first.finish(response)
-        forwarded = self.forwarded
+        outcome, forwarded = self.outcome, self.forwarded
+        outcome.first.finish(response)
+        decision: Decision | UpstreamError
         try:
-            outcome = self.engine.wait(
-                lambda services: _decide(services, self.state, text_forwarded=forwarded),
-                self.wait_limit,
+            decision = self.engine.wait(
+                lambda _: outcome.settle(text_forwarded=forwarded), self.wait_limit
             )
         except TimeoutError:
-            outcome = UpstreamError(504, "upstream_timeout", "safeagents timed out checking")
+            decision = UpstreamError(504, "upstream_timeout", "safeagents timed out checking")
         if self.raw:
             return b""
-        if isinstance(outcome, UpstreamError):
-            return self.assembler.fail(outcome.status, outcome.message, kind=outcome.kind)
-        return self.assembler.tail(outcome.delivered)
+        if isinstance(decision, UpstreamError):
+            return self.assembler.fail(decision.status, decision.message, kind=decision.kind)
+        return self.assembler.tail(decision.delivered)
 
     def _fail(self, error: UpstreamError) -> bytes:
         """Record the broken stream (without waiting) and end the harness's stream with it."""
         self.ended = True
-        self.state.settled = True
-        ex, first = self.state.ex, self.state.first
-        self.engine.submit(
-            lambda services: services.recorder.record_failure(ex, [first], "error", error.message)
-        )
+        outcome = self.outcome
+        self.engine.submit(lambda _: outcome.fail(error.message))
         if self.raw:
             return b""
         return self.assembler.fail(error.status, error.message, kind=error.kind)

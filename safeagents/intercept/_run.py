@@ -11,8 +11,8 @@ from typing import Any
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 
+from safeagents.exchange import Mode, Strategy
 from safeagents.intercept._addon import InterceptAddon
-from safeagents.proxy._config import Mode, Strategy
 
 __all__ = ["InterceptSettings", "run_intercept"]
 

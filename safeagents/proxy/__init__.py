@@ -7,10 +7,17 @@ stopped), and every exchange is recorded in the :mod:`safeagents.store`.
 
 from __future__ import annotations
 
-from safeagents.proxy._app import build_engine, create_app
-from safeagents.proxy._config import DEFAULT_BODY_LIMIT, Mode, ProxyConfig, Strategy, is_loopback
-from safeagents.proxy._identity import SESSION_HEADERS
-from safeagents.proxy._metrics import Metrics
+from safeagents.exchange import (
+    DEFAULT_BODY_LIMIT,
+    Metrics,
+    Mode,
+    ProxyConfig,
+    Strategy,
+    build_engine,
+    is_loopback,
+)
+from safeagents.proxy._app import create_app
+from safeagents.exchange import SESSION_HEADERS
 from safeagents.proxy._serve import ProxyServer, serve
 
 __all__ = [

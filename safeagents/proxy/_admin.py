@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from safeagents._registry import UnknownHarnessError
-from safeagents.proxy._identity import bearer_token, key_session, resolve_identity
+from safeagents.exchange import Services
+from safeagents.exchange import bearer_token, key_session, resolve_identity
 from safeagents.proxy._model import BodyTooLarge, read_body
-from safeagents.proxy._services import Services
 
 __all__ = ["ADMIN_PREFIX", "handle_admin", "handle_metrics"]
 

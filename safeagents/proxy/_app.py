@@ -11,27 +11,26 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from safeagents.exchange import (
+    ProxyConfig,
+    Services,
+    Upstream,
+    build_engine,
+    canonical_aliases,
+    reset_aliases,
+)
 from safeagents.protocols import dialect_for_path
 from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_metrics
-from safeagents.proxy._aliases import canonical_aliases, reset_aliases
-from safeagents.proxy._config import ProxyConfig
 from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
-from safeagents.proxy._services import Services
 from safeagents.proxy._streaming import BodyStream
-from safeagents.proxy._upstream import Upstream
-from safeagents.rules import Engine, RuleSet
+from safeagents.rules import Engine
 from safeagents.store import SQLiteStore, Store
 
-__all__ = ["build_engine", "create_app"]
+__all__ = ["create_app"]
 
 logger = logging.getLogger("safeagents.proxy")
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
-def build_engine(config: ProxyConfig) -> Engine:
-    """Load and validate the configured rules (bundled packs when none are given)."""
-    return Engine(RuleSet.load(list(config.rules) or None, vars=dict(config.vars)))
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
@@ -59,7 +58,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        services = Services.build(config, engine, store or SQLiteStore(config.store), upstream)
+        services = Services.build(
+            config, engine, store or SQLiteStore(config.store), upstream
+        )
         app.state.services = services
         try:
             if seed_aliases:

@@ -9,11 +9,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from safeagents.exchange import Exchange, Outcome, Services, enforcing_stop, prepare_exchange
 from safeagents.protocols import Dialect, RequestInfo, session_prefix
-from safeagents.proxy._exchange import Exchange
-from safeagents.proxy._prepare import answer_stopped, enforcing_stop, prepare_exchange
 from safeagents.proxy._replies import dialect_error, render
-from safeagents.proxy._services import Services
 from safeagents.proxy._stream import complete_exchange, stream_exchange
 
 __all__ = ["BodyTooLarge", "handle_model", "read_body"]
@@ -62,11 +60,12 @@ async def handle_model(services: Services, request: Request, dialect: Dialect) -
     except (TypeError, ValueError, AttributeError) as error:
         return dialect_error(dialect, 400, f"malformed {dialect.name} request: {error}", "bad_body")
     ex = (await _prepare(services, request, dialect, body, info)).encoded(raw)
+    outcome = Outcome(services, ex)
     if enforcing_stop(services, ex):
-        return render(ex, await answer_stopped(services, ex))
+        return render(ex, await outcome.stopped())
     if info.stream:
-        return await stream_exchange(services, ex)
-    return await complete_exchange(services, ex)
+        return await stream_exchange(outcome)
+    return await complete_exchange(outcome)
 
 
 async def _prepare(

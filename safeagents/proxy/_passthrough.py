@@ -7,12 +7,11 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from safeagents.exchange import Services, UpstreamError, clean_response_headers
+from safeagents.exchange import TransportResponse as UpstreamResponse
 from safeagents.protocols import session_prefix
-from safeagents.proxy._http import Response as UpstreamResponse
 from safeagents.proxy._model import BodyTooLarge
-from safeagents.proxy._services import Services
 from safeagents.proxy._streaming import BodyStream
-from safeagents.proxy._upstream import UpstreamError, clean_response_headers
 
 __all__ = ["handle_passthrough"]
 

@@ -6,19 +6,20 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from safeagents.protocols import Dialect
-from safeagents.proxy._exchange import Attempt, Exchange
-from safeagents.proxy._services import Services
-from safeagents.proxy._upstream import (
+from safeagents.exchange import (
+    Exchange,
+    Outcome,
     UpstreamError,
     UpstreamStatus,
     check_status,
     clean_response_headers,
     parse_json_object,
 )
+from safeagents.protocols import Dialect
 
 __all__ = [
     "dialect_error",
+    "error_reply",
     "parse_upstream",
     "render",
     "response_headers",
@@ -31,22 +32,20 @@ def dialect_error(dialect: Dialect, status: int, message: str, kind: str) -> JSO
     return JSONResponse(dialect.error_body(status, message, kind=kind), status_code=status)
 
 
-async def upstream_failure(
-    services: Services, ex: Exchange, attempts: list[Attempt], error: UpstreamError
-) -> Response:
-    """Record the failed attempts and answer with a retryable error in the harness's dialect."""
-    services.metrics.inc("safeagents_upstream_errors_total", kind=error.kind)
-    await services.recorder.record_failure(ex, attempts, "error", error.message)
+def error_reply(ex: Exchange, error: UpstreamError) -> JSONResponse:
+    """A retryable error in the harness's dialect."""
     return dialect_error(ex.dialect, error.status, error.message, error.kind)
 
 
-async def upstream_refused(
-    services: Services, ex: Exchange, attempts: list[Attempt], refused: UpstreamStatus
-) -> Response:
+async def upstream_failure(outcome: Outcome, error: UpstreamError) -> Response:
+    """Record an upstream fault and answer with it in the harness's dialect."""
+    await outcome.upstream_failed(error)
+    return error_reply(outcome.ex, error)
+
+
+async def upstream_refused(outcome: Outcome, refused: UpstreamStatus) -> Response:
     """Record and pass on an upstream 4xx unchanged (context too long, bad model name…)."""
-    await services.recorder.record_failure(
-        ex, attempts, "error", f"upstream answered {refused.status}"
-    )
+    await outcome.fail(f"upstream answered {refused.status}")
     return Response(refused.content, status_code=refused.status, headers=refused.headers)
 
 

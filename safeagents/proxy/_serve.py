@@ -11,9 +11,8 @@ from starlette.applications import Starlette
 
 from safeagents._registry import default_registry
 from safeagents._thread_server import ThreadedServer
-from safeagents.proxy._aliases import canonical_aliases, reset_aliases
+from safeagents.exchange import ProxyConfig, canonical_aliases, reset_aliases
 from safeagents.proxy._app import create_app
-from safeagents.proxy._config import ProxyConfig
 from safeagents.rules import Engine
 from safeagents.store import SQLiteStore, Store
 

@@ -3,32 +3,35 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
 from starlette.responses import JSONResponse, Response
 
+from safeagents.exchange import (
+    Decision,
+    Exchange,
+    HTTPError,
+    Outcome,
+    Services,
+    UpstreamError,
+    UpstreamStatus,
+    upstream_error,
+)
+from safeagents.exchange import TransportResponse as UpstreamResponse
 from safeagents.protocols import StreamAssembler, StreamError
-from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
-from safeagents.proxy._http import HTTPError, UpstreamTimeout
-from safeagents.proxy._http import Response as UpstreamResponse
 from safeagents.proxy._replies import (
+    error_reply,
     parse_upstream,
     render,
     response_headers,
     upstream_failure,
     upstream_refused,
 )
-from safeagents.proxy._services import Services
 from safeagents.proxy._streaming import BodyStream, LastChunk
-from safeagents.proxy._upstream import UpstreamError, UpstreamStatus
 
 __all__ = ["complete_exchange", "stream_exchange"]
-
-logger = logging.getLogger("safeagents.proxy")
-ABORTED = "the client disconnected before the answer was complete"
 
 
 def _delivered_for_client(services: Services, ex: Exchange, decision: Decision) -> dict[str, Any]:
@@ -37,31 +40,33 @@ def _delivered_for_client(services: Services, ex: Exchange, decision: Decision) 
     return decision.delivered
 
 
-async def complete_exchange(services: Services, ex: Exchange) -> Response:
+async def complete_exchange(outcome: Outcome) -> Response:
     """Non-stream: one upstream answer, checked, re-asked if needed, returned whole."""
-    first = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
+    async with outcome:
+        ex, services = outcome.ex, outcome.services
+        try:
+            upstream = await services.upstream.open(
+                "POST", ex.upstream_url, ex.upstream_headers, ex.upstream_payload
+            )
+        except UpstreamError as error:
+            return await upstream_failure(outcome, error)
+        return await _whole(outcome, upstream)
+
+
+async def _whole(outcome: Outcome, upstream: UpstreamResponse) -> Response:
+    """Read, check and answer a whole upstream answer (JSON, even to a stream request)."""
+    services, ex = outcome.services, outcome.ex
     try:
-        upstream = await services.upstream.open(
-            "POST", ex.upstream_url, ex.upstream_headers, ex.upstream_payload
-        )
         content = await services.upstream.read(upstream)
         parsed = parse_upstream(upstream.status_code, content, upstream.headers)
     except UpstreamStatus as refused:
-        return await upstream_refused(services, ex, [first], refused)
+        return await upstream_refused(outcome, refused)
     except UpstreamError as error:
-        return await upstream_failure(services, ex, [first], error)
-    first.finish(parsed)
-    return await _conclude(services, ex, first, content, upstream)
-
-
-async def _conclude(
-    services: Services, ex: Exchange, first: Attempt, content: bytes, upstream: UpstreamResponse
-) -> Response:
-    try:
-        decision = await services.enforcer.decide(ex, first)
-    except ExchangeFailed as failed:
-        return await upstream_failure(services, ex, failed.attempts, failed.error)
-    await services.recorder.record(ex, decision)
+        return await upstream_failure(outcome, error)
+    outcome.first.finish(parsed)
+    decision = await outcome.settle()
+    if isinstance(decision, UpstreamError):
+        return error_reply(ex, decision)
     if ex.stream:
         return render(ex, _delivered_for_client(services, ex, decision))
     if decision.unchanged and not services.config.capture_tokens:
@@ -70,43 +75,40 @@ async def _conclude(
     return JSONResponse(_delivered_for_client(services, ex, decision))
 
 
-async def stream_exchange(services: Services, ex: Exchange) -> Response:
+async def stream_exchange(outcome: Outcome) -> Response:
     """Stream: text reaches the harness at once; calls are held, checked, then emitted."""
-    first = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
+    services, ex = outcome.services, outcome.ex
     try:
         upstream = await services.upstream.open(
             "POST", ex.upstream_url, ex.upstream_headers, ex.upstream_payload
         )
+        is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
+        if upstream.status_code >= 400 or not is_sse:
+            async with outcome:
+                return await _whole(outcome, upstream)
     except UpstreamError as error:
-        return await upstream_failure(services, ex, [first], error)
-    is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
-    if upstream.status_code >= 400 or not is_sse:
-        try:
-            content = await services.upstream.read(upstream)
-            parsed = parse_upstream(upstream.status_code, content, upstream.headers)
-        except UpstreamStatus as refused:
-            return await upstream_refused(services, ex, [first], refused)
-        except UpstreamError as error:
-            return await upstream_failure(services, ex, [first], error)
-        first.finish(parsed)  # the upstream answered JSON to a stream request
-        return await _conclude(services, ex, first, content, upstream)
-    return BodyStream(
-        _events(services, ex, first, upstream),
+        return await upstream_failure(outcome, error)
+    except BaseException:
+        await outcome.close()
+        raise
+    stream = BodyStream(
+        _events(outcome, upstream),
         headers=response_headers(upstream.headers),
         media_type="text/event-stream",
         on_close=upstream.aclose,
     )
+    stream.also_on_close(outcome.close)  # even if the stream never started
+    return stream
 
 
-async def _events(
-    services: Services, ex: Exchange, first: Attempt, upstream: UpstreamResponse
-) -> AsyncGenerator[bytes, None]:
+async def _events(outcome: Outcome, upstream: UpstreamResponse) -> AsyncGenerator[bytes, None]:
     """The client's stream. In monitor mode (no token capture) it is the upstream's bytes,
     one chunk behind so that the end of the stream waits for the turn to be recorded."""
+    services, ex = outcome.services, outcome.ex
     assembler = ex.dialect.assembler(ex.info)
     raw = services.config.mode == "monitor" and not services.config.capture_tokens
-    held, forwarded, settled = b"", False, False
-    try:
+    held, forwarded = b"", False
+    async with outcome:  # a client gone, or a bug: recorded as it ends
         try:
             async for chunk in upstream.aiter_bytes():
                 if raw:
@@ -122,11 +124,8 @@ async def _events(
                     yield out
             response = assembler.finish()
         except (StreamError, HTTPError) as problem:
-            error = _stream_failure(problem)
-            settled = True
-            with anyio.CancelScope(shield=True):
-                services.metrics.inc("safeagents_upstream_errors_total", kind=error.kind)
-                await services.recorder.record_failure(ex, [first], "error", error.message)
+            error = upstream_error(problem, "stream")
+            await outcome.upstream_failed(error)
             yield LastChunk(
                 held if raw else assembler.fail(error.status, error.message, kind=error.kind)
             )
@@ -134,36 +133,13 @@ async def _events(
         finally:
             with anyio.CancelScope(shield=True):
                 await upstream.aclose()
-        first.finish(response)
-        try:
-            decision = await services.enforcer.decide(ex, first, text_forwarded=forwarded)
-        except ExchangeFailed as failed:
-            settled = True
-            with anyio.CancelScope(shield=True):
-                services.metrics.inc("safeagents_upstream_errors_total", kind=failed.error.kind)
-                await services.recorder.record_failure(
-                    ex, failed.attempts, "error", failed.error.message
-                )
-            status, message, kind = failed.error.status, failed.error.message, failed.error.kind
+        outcome.first.finish(response)
+        decision = await outcome.settle(text_forwarded=forwarded)
+        if isinstance(decision, UpstreamError):
+            status, message, kind = decision.status, decision.message, decision.kind
             yield LastChunk(assembler.fail(status, message, kind=kind))
             return
-        except Exception as bug:
-            settled = True
-            logger.exception("enforcement failed on a streamed answer")
-            with anyio.CancelScope(shield=True):
-                await services.recorder.record_failure(ex, [first], "error", f"internal: {bug!r}")
-            yield LastChunk(
-                assembler.fail(500, f"safeagents internal error: {bug!r}", kind="internal")
-            )
-            return
-        with anyio.CancelScope(shield=True):
-            await services.recorder.record(ex, decision)
-        settled = True
         yield LastChunk(held if raw else _tail(services, ex, assembler, decision))
-    finally:
-        if not settled:
-            with anyio.CancelScope(shield=True):
-                await services.recorder.record_failure(ex, [first], "aborted", ABORTED)
 
 
 def _tail(
@@ -176,11 +152,3 @@ def _tail(
         if held is not None:
             return held
     return assembler.tail(_delivered_for_client(services, ex, decision))
-
-
-def _stream_failure(problem: Exception) -> UpstreamError:
-    if isinstance(problem, StreamError):
-        return UpstreamError(502, "upstream_malformed", f"malformed upstream stream: {problem}")
-    if isinstance(problem, UpstreamTimeout):
-        return UpstreamError(504, "upstream_timeout", f"upstream timed out mid-stream: {problem!r}")
-    return UpstreamError(502, "upstream_unreachable", f"upstream stream broke: {problem!r}")

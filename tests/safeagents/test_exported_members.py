@@ -7,6 +7,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "cli",
         "demo",
         "detectors",
+        "exchange",
         "intercept",
         "plugins",
         "protocols",

@@ -11,7 +11,7 @@ import pytest
 from intercept_testkit import Intercept, StartIntercept
 from proxy_testkit import PATHS, first_body, script
 
-from safeagents.proxy._aliases import ALIAS_TTL
+from safeagents.exchange import ALIAS_TTL
 from safeagents.scripted import ScriptedServer
 from safeagents.store import SQLiteStore
 

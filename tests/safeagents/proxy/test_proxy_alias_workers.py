@@ -11,8 +11,8 @@ from proxy_testkit import PATHS, first_body, script, serve_workers
 
 import safeagents.proxy
 from safeagents.cli import main
+from safeagents.exchange import ALIAS_TTL
 from safeagents.proxy import ProxyConfig
-from safeagents.proxy._aliases import ALIAS_TTL
 from safeagents.scripted import ScriptedServer
 
 ALIASES = "/safeagents/v1/aliases"

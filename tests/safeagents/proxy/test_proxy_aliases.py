@@ -21,10 +21,9 @@ from proxy_testkit import (
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from safeagents.exchange import HARNESS_HEADER, Services, prepare_exchange
 from safeagents.protocols import CHAT
 from safeagents.proxy import ProxyConfig, ProxyServer
-from safeagents.proxy._prepare import HARNESS_HEADER, prepare_exchange
-from safeagents.proxy._services import Services
 from safeagents.rules import Engine
 from safeagents.scripted import ScriptedServer
 from safeagents.store import SQLiteStore

@@ -1,4 +1,4 @@
-"""The proxy's own HTTP/1.1 client against scripted raw-socket servers."""
+"""The exchange's own HTTP/1.1 client against scripted raw-socket servers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from safeagents.proxy._http import Client, HTTPError, UpstreamTimeout
+from safeagents.exchange._http import Client, HTTPError, UpstreamTimeout
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

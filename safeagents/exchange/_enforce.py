@@ -7,10 +7,10 @@ from typing import Any
 
 from safeagents._actions import ToolCall
 from safeagents._detector import SessionState
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._exchange import Attempt, Decision, Exchange, ExchangeFailed
-from safeagents.proxy._history import HistoryCache
-from safeagents.proxy._upstream import Upstream, UpstreamError, UpstreamStatus
+from safeagents.exchange._config import ProxyConfig
+from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
+from safeagents.exchange._history import HistoryCache
+from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
 from safeagents.rules import CallVerdict, Engine
 from safeagents.store import FindingRecord, HiddenEntry
 
@@ -35,7 +35,11 @@ class Enforcer:
     """Turns upstream answers into what the harness may see, re-asking when it must."""
 
     def __init__(
-        self, config: ProxyConfig, engine: Engine, upstream: Upstream, history: HistoryCache
+        self,
+        config: ProxyConfig,
+        engine: Engine,
+        upstream: Upstream,
+        history: HistoryCache,
     ) -> None:
         self.config = config
         self.engine = engine

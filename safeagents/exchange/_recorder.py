@@ -10,9 +10,9 @@ from typing import Any
 
 import pluggy
 
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._exchange import Attempt, Decision, Exchange
-from safeagents.proxy._metrics import Metrics
+from safeagents.exchange._config import ProxyConfig
+from safeagents.exchange._exchange import Attempt, Decision, Exchange
+from safeagents.exchange._metrics import Metrics
 from safeagents.store import (
     HiddenEntry,
     SessionRecord,

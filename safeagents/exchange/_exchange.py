@@ -8,9 +8,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from safeagents._actions import AnalysisContext
+from safeagents.exchange._sessions import RequestPlan
+from safeagents.exchange._upstream import UpstreamError
 from safeagents.protocols import Dialect, RequestInfo
-from safeagents.proxy._sessions import RequestPlan
-from safeagents.proxy._upstream import UpstreamError
 from safeagents.store import FindingRecord, HiddenEntry, SessionRecord, TurnKind, TurnStatus
 
 __all__ = ["Attempt", "Decision", "Exchange", "ExchangeFailed", "encode"]

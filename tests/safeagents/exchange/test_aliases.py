@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from safeagents._registry import default_registry
-from safeagents.proxy._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
+from safeagents.exchange._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
 from safeagents.store import SQLiteStore
 
 

@@ -12,24 +12,22 @@ from typing import Any
 
 from safeagents._actions import AnalysisContext
 from safeagents._registry import FALLBACK_HARNESS, UnknownHarnessError
+from safeagents.exchange._exchange import Exchange
+from safeagents.exchange._identity import resolve_identity, root_key
+from safeagents.exchange._services import Services
+from safeagents.exchange._sessions import plan_request
 from safeagents.protocols import Dialect, RequestInfo
-from safeagents.proxy._exchange import Attempt, Decision, Exchange
-from safeagents.proxy._identity import resolve_identity, root_key
-from safeagents.proxy._services import Services
-from safeagents.proxy._sessions import plan_request
 from safeagents.store import SessionRecord
 
 __all__ = [
     "CWD_HEADER",
     "HARNESS_HEADER",
-    "answer_stopped",
     "enforcing_stop",
     "prepare_exchange",
 ]
 
 CWD_HEADER = "x-safeagents-cwd"
 HARNESS_HEADER = "x-safeagents-harness"
-STOPPED_TEXT = "safeagents stopped this run after a blocked tool call; it cannot continue."
 
 
 async def prepare_exchange(
@@ -46,7 +44,8 @@ async def prepare_exchange(
     upstream for the harness's aliased model if it has one."""
     root = root_key(dialect, body, info)
     identity = resolve_identity(path_id, headers, root)
-    live = await services.store.live_state(identity.id)
+    session_id = identity.id
+    live = await services.store.live_state(session_id)
     plan = plan_request(dialect, body, info, live.session, live.hidden, root)
     harness = _harness(services, info, live.session, headers.get(HARNESS_HEADER))
     upstream_body = plan.upstream_body
@@ -58,7 +57,7 @@ async def prepare_exchange(
     cwd = headers.get(CWD_HEADER) or (live.session.cwd if live.session else services.config.cwd)
     return Exchange(
         id=uuid.uuid4().hex,
-        session_id=identity.id,
+        session_id=session_id,
         dialect=dialect,
         info=info,
         body=body,
@@ -97,15 +96,3 @@ def enforcing_stop(services: Services, ex: Exchange) -> bool:
         and config.strategy == "stop"
         and ex.plan.kind == "main"
     )
-
-
-async def answer_stopped(services: Services, ex: Exchange) -> dict[str, Any]:
-    """Record and return the stop answer a stopped run gets without reaching the upstream."""
-    delivered = ex.dialect.text_response(ex.info, STOPPED_TEXT)
-    attempt = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
-    attempt.finish(None)
-    attempt.delivered = delivered
-    await services.recorder.record(
-        ex, Decision(delivered=delivered, attempts=[attempt], stopped=True)
-    )
-    return delivered

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._http import Client, Headers, HTTPError, Response, UpstreamTimeout
+from safeagents.exchange._config import ProxyConfig
+from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
+from safeagents.exchange._transport import Transport, TransportResponse
+from safeagents.protocols import StreamError
 
-__all__ = ["HOP_BY_HOP", "Upstream", "UpstreamError", "UpstreamStatus", "clean_response_headers"]
+__all__ = [
+    "HOP_BY_HOP",
+    "Upstream",
+    "UpstreamError",
+    "UpstreamStatus",
+    "check_status",
+    "clean_response_headers",
+    "parse_json_object",
+    "upstream_error",
+]
 
 HOP_BY_HOP = frozenset(
     {
@@ -50,6 +61,26 @@ class UpstreamStatus(Exception):
         self.headers = dict(headers)
 
 
+_BROKE = {
+    "connect": "cannot reach the upstream model server",
+    "read": "upstream connection failed",
+    "stream": "upstream stream broke",
+}
+
+
+def upstream_error(
+    problem: HTTPError | StreamError, stage: Literal["connect", "read", "stream"]
+) -> UpstreamError:
+    """What the harness gets for an upstream fault while connecting, reading a whole
+    answer, or reading a stream: 504 for a timeout, else 502."""
+    if isinstance(problem, StreamError):
+        return UpstreamError(502, "upstream_malformed", f"malformed upstream stream: {problem}")
+    if isinstance(problem, UpstreamTimeout):
+        during = " mid-stream" if stage == "stream" else ""
+        return UpstreamError(504, "upstream_timeout", f"upstream timed out{during}: {problem!r}")
+    return UpstreamError(502, "upstream_unreachable", f"{_BROKE[stage]}: {problem!r}")
+
+
 def clean_response_headers(headers: Headers, *, decoded: bool) -> dict[str, str]:
     """Upstream response headers safe to send on: no hop-by-hop, no stale length/encoding."""
     drop = HOP_BY_HOP | {"content-length"} | ({"content-encoding"} if decoded else set())
@@ -59,10 +90,10 @@ def clean_response_headers(headers: Headers, *, decoded: bool) -> dict[str, str]
 class Upstream:
     """One pooled HTTP client for the model server at ``config.upstream``."""
 
-    def __init__(self, config: ProxyConfig, client: Client | None = None) -> None:
+    def __init__(self, config: ProxyConfig, client: Transport | None = None) -> None:
         root = config.upstream.rstrip("/")
         self.root = root.removesuffix("/v1")
-        self.client = client or Client(
+        self.client: Transport = client or Client(
             timeout=config.timeout, connect_timeout=config.connect_timeout, max_idle=256
         )
 
@@ -100,28 +131,20 @@ class Upstream:
         url: str,
         headers: Mapping[str, str],
         content: bytes | AsyncIterable[bytes] | None,
-    ) -> Response:
+    ) -> TransportResponse:
         """Send a request and return the response with its body still streaming."""
         try:
             return await self.client.send(method, url, headers, content)
-        except UpstreamTimeout as error:
-            raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
         except HTTPError as error:
-            raise UpstreamError(
-                502, "upstream_unreachable", f"cannot reach the upstream model server: {error!r}"
-            ) from None
+            raise upstream_error(error, "connect") from None
 
     @staticmethod
-    async def read(response: Response) -> bytes:
+    async def read(response: TransportResponse) -> bytes:
         """The whole (decoded) body; errors mapped like :meth:`open`."""
         try:
             return await response.aread()
-        except UpstreamTimeout as error:
-            raise UpstreamError(504, "upstream_timeout", f"upstream timed out: {error!r}") from None
         except HTTPError as error:
-            raise UpstreamError(
-                502, "upstream_unreachable", f"upstream connection failed: {error!r}"
-            ) from None
+            raise upstream_error(error, "read") from None
         finally:
             await response.aclose()
 

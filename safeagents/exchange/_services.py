@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from safeagents.proxy._aliases import ModelAliases
-from safeagents.proxy._config import ProxyConfig
-from safeagents.proxy._enforce import Enforcer
-from safeagents.proxy._history import HistoryCache
-from safeagents.proxy._metrics import Metrics
-from safeagents.proxy._recorder import Recorder
-from safeagents.proxy._upstream import Upstream
-from safeagents.rules import Engine
+from safeagents.exchange._aliases import ModelAliases
+from safeagents.exchange._config import ProxyConfig
+from safeagents.exchange._enforce import Enforcer
+from safeagents.exchange._history import HistoryCache
+from safeagents.exchange._metrics import Metrics
+from safeagents.exchange._recorder import Recorder
+from safeagents.exchange._upstream import Upstream
+from safeagents.rules import Engine, RuleSet
 from safeagents.store import Store
 
-__all__ = ["Services"]
+__all__ = ["Services", "build_engine"]
+
+
+def build_engine(config: ProxyConfig) -> Engine:
+    """Load and validate the configured rules (bundled packs when none are given)."""
+    return Engine(RuleSet.load(list(config.rules) or None, vars=dict(config.vars)))
 
 
 @dataclass(slots=True)

@@ -1,0 +1,97 @@
+"""One model request's way through safeagents, whatever front end received it.
+
+prepare (identify the session, splice its hidden history in, pick the harness) → the
+upstream → enforce (check every tool call; re-ask, rewrite or stop) → record. Both
+``safeagents serve`` (:mod:`safeagents.proxy`) and ``safeagents intercept``
+(:mod:`safeagents.intercept`) are thin adapters over this package, which knows neither
+Starlette nor mitmproxy.
+"""
+
+from __future__ import annotations
+
+from safeagents.exchange._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
+from safeagents.exchange._config import (
+    DEFAULT_BODY_LIMIT,
+    Mode,
+    ProxyConfig,
+    Strategy,
+    is_loopback,
+)
+from safeagents.exchange._enforce import Enforcer
+from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
+from safeagents.exchange._identity import (
+    SESSION_HEADERS,
+    Identity,
+    bearer_token,
+    key_session,
+    resolve_identity,
+    root_key,
+)
+from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
+from safeagents.exchange._metrics import Metrics
+from safeagents.exchange._outcome import ABORTED, STOPPED_TEXT, Outcome
+from safeagents.exchange._prepare import (
+    CWD_HEADER,
+    HARNESS_HEADER,
+    enforcing_stop,
+    prepare_exchange,
+)
+from safeagents.exchange._recorder import Recorder
+from safeagents.exchange._services import Services, build_engine
+from safeagents.exchange._transport import Transport, TransportResponse
+from safeagents.exchange._upstream import (
+    HOP_BY_HOP,
+    Upstream,
+    UpstreamError,
+    UpstreamStatus,
+    check_status,
+    clean_response_headers,
+    parse_json_object,
+    upstream_error,
+)
+
+__all__ = [
+    "ABORTED",
+    "ALIAS_TTL",
+    "CWD_HEADER",
+    "DEFAULT_BODY_LIMIT",
+    "HARNESS_HEADER",
+    "HOP_BY_HOP",
+    "SESSION_HEADERS",
+    "STOPPED_TEXT",
+    "Attempt",
+    "Client",
+    "Decision",
+    "Enforcer",
+    "Exchange",
+    "ExchangeFailed",
+    "HTTPError",
+    "Identity",
+    "Headers",
+    "Metrics",
+    "Mode",
+    "ModelAliases",
+    "Outcome",
+    "ProxyConfig",
+    "Recorder",
+    "Services",
+    "Strategy",
+    "Transport",
+    "TransportResponse",
+    "Upstream",
+    "UpstreamError",
+    "UpstreamStatus",
+    "UpstreamTimeout",
+    "bearer_token",
+    "build_engine",
+    "canonical_aliases",
+    "check_status",
+    "clean_response_headers",
+    "key_session",
+    "enforcing_stop",
+    "is_loopback",
+    "parse_json_object",
+    "prepare_exchange",
+    "reset_aliases",
+    "upstream_error",
+]
