@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from safeagents._actions import AnalysisContext, Effect
-from safeagents._shell import analyze_shell
-from safeagents._shell._cache import RESULTS
+from safeagents.analysis._shell import analyze_shell
+from safeagents.analysis._shell._cache import RESULTS
 
 BUDGET_SECONDS = 1.0
 MAX_SAMPLES = 2_000

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._harness import Harness
+from safeagents.analysis import PythonTool
 
 PATH_ALIASES = ("path", "file_path", "filePath", "notebook_path")
 OLD_NEW_ALIASES = (
@@ -160,19 +161,22 @@ def dedupe(effects: Iterable[Effect]) -> list[Effect]:
 
 
 def shell(script: str, ctx: AnalysisContext) -> list[Effect]:
-    from safeagents._shell import analyze_shell
+    from safeagents.analysis import analyze_shell
 
     return list(analyze_shell(script, ctx)) if script.strip() else []
 
 
-def python(code: str, ctx: AnalysisContext) -> list[Effect]:
-    from safeagents._python_code import analyze_python
+def python(
+    code: str, ctx: AnalysisContext, tools: Mapping[str, PythonTool] | None = None
+) -> list[Effect]:
+    """Effects of a Python snippet; ``tools``: the harness' tool functions it may call."""
+    from safeagents.analysis import analyze_python
 
-    return list(analyze_python(code, ctx)) if code.strip() else []
+    return list(analyze_python(code, ctx, tools=tools or {})) if code.strip() else []
 
 
 def patch(text: str, ctx: AnalysisContext) -> list[Effect]:
-    from safeagents._patch import parse_patch
+    from safeagents.analysis import parse_patch
 
     return list(parse_patch(text, ctx)) if text.strip() else []
 
@@ -180,13 +184,13 @@ def patch(text: str, ctx: AnalysisContext) -> list[Effect]:
 def edit(
     path: str, old: str, new: str, ctx: AnalysisContext, *, replace_all: bool = False
 ) -> Effect:
-    from safeagents._patch import edit_effect
+    from safeagents.analysis import edit_effect
 
     return edit_effect(path, old, new, ctx, replace_all=replace_all)
 
 
 def write(path: str, content: str, ctx: AnalysisContext, *, new_file: bool = False) -> Effect:
-    from safeagents._patch import write_effect
+    from safeagents.analysis import write_effect
 
     return write_effect(path, content, ctx, new_file=new_file)
 
@@ -307,12 +311,12 @@ def shell_tool(*names: str) -> Handler:
     return handle
 
 
-def python_tool(*names: str) -> Handler:
+def python_tool(*names: str, tools: Mapping[str, PythonTool] | None = None) -> Handler:
     def handle(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
         code = args.string(*names)
         if code is None:
             return [opaque_exec(args.text)] if args.text is not None else []
-        return python(code, ctx)
+        return python(code, ctx, tools)
 
     return handle
 

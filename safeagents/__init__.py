@@ -17,10 +17,14 @@ from safeagents._actions import (
 from safeagents._audit import InputError, Session, SessionReport, audit_session, load_sessions
 from safeagents._detector import CallContext, Detector, SessionState
 from safeagents._harness import Harness
-from safeagents._patch import edit_effect, parse_patch, write_effect
-from safeagents._python_code import analyze_python
 from safeagents._registry import Registry, UnknownHarnessError, default_registry, load_registry
-from safeagents._shell import analyze_shell
+from safeagents.analysis import (
+    analyze_python,
+    analyze_shell,
+    edit_effect,
+    parse_patch,
+    write_effect,
+)
 from safeagents.plugins import hookimpl
 from safeagents.rules import CallVerdict, Engine, Finding, RuleSet
 
@@ -60,5 +64,5 @@ __all__ = [
 
 for _name in __all__:
     _value = globals()[_name]
-    if isinstance(_value, (type, _FunctionType)) and _value.__module__.startswith("safeagents._"):
-        _value.__module__ = "safeagents"  # reprs and docs show safeagents.Effect
+    if isinstance(_value, (type, _FunctionType)) and "._" in _value.__module__:
+        _value.__module__ = "safeagents"  # defined in a private module: reprs show safeagents.X

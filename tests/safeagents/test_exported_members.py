@@ -4,6 +4,7 @@ import safeagents
 def test_all_lists_exactly_the_public_names() -> None:
     public = {name for name in dir(safeagents) if not name.startswith("_")}
     public -= {
+        "analysis",
         "cli",
         "demo",
         "detectors",
