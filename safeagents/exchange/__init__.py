@@ -19,6 +19,7 @@ from safeagents.exchange._config import (
 )
 from safeagents.exchange._enforce import Enforcer
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
+from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
 from safeagents.exchange._identity import (
     SESSION_HEADERS,
     Identity,
@@ -27,7 +28,6 @@ from safeagents.exchange._identity import (
     resolve_identity,
     root_key,
 )
-from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
 from safeagents.exchange._metrics import Metrics
 from safeagents.exchange._outcome import ABORTED, STOPPED_TEXT, Outcome
 from safeagents.exchange._prepare import (
@@ -66,8 +66,8 @@ __all__ = [
     "Exchange",
     "ExchangeFailed",
     "HTTPError",
-    "Identity",
     "Headers",
+    "Identity",
     "Metrics",
     "Mode",
     "ModelAliases",
@@ -87,11 +87,13 @@ __all__ = [
     "canonical_aliases",
     "check_status",
     "clean_response_headers",
-    "key_session",
     "enforcing_stop",
     "is_loopback",
+    "key_session",
     "parse_json_object",
     "prepare_exchange",
     "reset_aliases",
+    "resolve_identity",
+    "root_key",
     "upstream_error",
 ]

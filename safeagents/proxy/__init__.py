@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from safeagents.exchange import (
     DEFAULT_BODY_LIMIT,
+    SESSION_HEADERS,
     Metrics,
     Mode,
     ProxyConfig,
@@ -17,7 +18,6 @@ from safeagents.exchange import (
     is_loopback,
 )
 from safeagents.proxy._app import create_app
-from safeagents.exchange import SESSION_HEADERS
 from safeagents.proxy._serve import ProxyServer, serve
 
 __all__ = [

@@ -16,8 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from safeagents._registry import UnknownHarnessError
-from safeagents.exchange import Services
-from safeagents.exchange import bearer_token, key_session, resolve_identity
+from safeagents.exchange import Services, bearer_token, key_session, resolve_identity
 from safeagents.proxy._model import BodyTooLarge, read_body
 
 __all__ = ["ADMIN_PREFIX", "handle_admin", "handle_metrics"]

@@ -58,9 +58,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        services = Services.build(
-            config, engine, store or SQLiteStore(config.store), upstream
-        )
+        services = Services.build(config, engine, store or SQLiteStore(config.store), upstream)
         app.state.services = services
         try:
             if seed_aliases:

@@ -1,7 +1,7 @@
 """codex (0.171) names its session in a hyphenated ``session-id`` header, not ``session_id``."""
 
-from safeagents.proxy import SESSION_HEADERS
 from safeagents.exchange._identity import resolve_identity
+from safeagents.proxy import SESSION_HEADERS
 
 CODEX_HEADERS = {
     "session-id": "01a237f9-25e4-75a3-a0ce-6a36237f9c0e",
