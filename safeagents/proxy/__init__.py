@@ -7,7 +7,7 @@ stopped), and every exchange is recorded in the :mod:`safeagents.store`.
 
 from __future__ import annotations
 
-from safeagents.proxy._app import build_engine, create_app
+from safeagents.proxy._app import create_app
 from safeagents.proxy._config import DEFAULT_BODY_LIMIT, Mode, ProxyConfig, Strategy, is_loopback
 from safeagents.proxy._identity import SESSION_HEADERS
 from safeagents.proxy._metrics import Metrics
@@ -21,7 +21,6 @@ __all__ = [
     "ProxyConfig",
     "ProxyServer",
     "Strategy",
-    "build_engine",
     "create_app",
     "is_loopback",
     "serve",

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from safeagents._firewall import Firewall
 from safeagents.protocols import dialect_for_path
 from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_metrics
 from safeagents.proxy._aliases import canonical_aliases, reset_aliases
@@ -20,18 +21,17 @@ from safeagents.proxy._passthrough import handle_passthrough
 from safeagents.proxy._services import Services
 from safeagents.proxy._streaming import BodyStream
 from safeagents.proxy._upstream import Upstream
-from safeagents.rules import Engine, RuleSet
 from safeagents.store import SQLiteStore, Store
 
-__all__ = ["build_engine", "create_app"]
+__all__ = ["build_firewall", "create_app"]
 
 logger = logging.getLogger("safeagents.proxy")
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
-def build_engine(config: ProxyConfig) -> Engine:
+def build_firewall(config: ProxyConfig) -> Firewall:
     """Load and validate the configured rules (bundled packs when none are given)."""
-    return Engine(RuleSet.load(list(config.rules) or None, vars=dict(config.vars)))
+    return Firewall.load(list(config.rules) or None, vars=dict(config.vars))
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
@@ -43,23 +43,23 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 def create_app(
     config: ProxyConfig,
     *,
-    engine: Engine | None = None,
+    firewall: Firewall | None = None,
     store: Store | None = None,
     upstream: Upstream | None = None,
     seed_aliases: bool = True,
 ) -> Starlette:
-    """The proxy app; the store, upstream client and engine live for the app's lifespan.
+    """The proxy app; the store, upstream client and firewall live for the app's lifespan.
 
     At start-up the store's model aliases become ``config.model_aliases`` unless
     ``seed_aliases`` is false (a worker process: its parent did that once for all)."""
     if config.needs_admin_token and not config.admin_token:
         raise ValueError(f"refusing to serve on {config.host} (beyond loopback) without a token")
-    engine = engine or build_engine(config)
-    aliases = canonical_aliases(engine.registry, config.model_aliases)
+    firewall = firewall or build_firewall(config)
+    aliases = canonical_aliases(firewall.registry, config.model_aliases)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        services = Services.build(config, engine, store or SQLiteStore(config.store), upstream)
+        services = Services.build(config, firewall, store or SQLiteStore(config.store), upstream)
         app.state.services = services
         try:
             if seed_aliases:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from safeagents._firewall import Firewall
 from safeagents.proxy._aliases import ModelAliases
 from safeagents.proxy._config import ProxyConfig
 from safeagents.proxy._enforce import Enforcer
@@ -11,7 +12,6 @@ from safeagents.proxy._history import HistoryCache
 from safeagents.proxy._metrics import Metrics
 from safeagents.proxy._recorder import Recorder
 from safeagents.proxy._upstream import Upstream
-from safeagents.rules import Engine
 from safeagents.store import Store
 
 __all__ = ["Services"]
@@ -20,7 +20,7 @@ __all__ = ["Services"]
 @dataclass(slots=True)
 class Services:
     config: ProxyConfig
-    engine: Engine
+    firewall: Firewall
     store: Store
     upstream: Upstream
     metrics: Metrics
@@ -33,22 +33,22 @@ class Services:
     def build(
         cls,
         config: ProxyConfig,
-        engine: Engine,
+        firewall: Firewall,
         store: Store,
         upstream: Upstream | None = None,
     ) -> Services:
         upstream = upstream or Upstream(config)
         metrics = Metrics()
-        history = HistoryCache(engine.registry)
+        history = HistoryCache(firewall.registry)
         return cls(
             config=config,
-            engine=engine,
+            firewall=firewall,
             store=store,
             upstream=upstream,
             metrics=metrics,
             history=history,
-            enforcer=Enforcer(config, engine, upstream, history),
-            recorder=Recorder(config, store, metrics, engine.registry.plugin_manager),
+            enforcer=Enforcer(config, firewall, upstream, history),
+            recorder=Recorder(config, store, metrics, firewall.registry.plugin_manager),
             aliases=ModelAliases(store),
         )
 
