@@ -1,6 +1,6 @@
 """Cost of checking one tool call end to end: normalise + analyse + match.
 
-Times ``Engine.check_call`` (harness plugin, shell/Python/patch analysers, rule matching) on
+Times ``Firewall.check_call`` (harness plugin, shell/Python/patch analysers, rule matching) on
 realistic calls at argument sizes 100 B, 10 KB and 100 KB, with the bundled packs, with 10
 synthetic rules and with 1,000 synthetic rules (plus the bundled packs' detectors' costs where
 they apply). Prints p50 and p99 in µs per call.
@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine_bench import build_rules
 
+from safeagents import Firewall
 from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._detector import SessionState
-from safeagents.rules import Engine, RuleSet
 
 SIZES = {"100 B": 100, "10 KB": 10_000, "100 KB": 100_000}
 SAMPLES = 400
@@ -72,7 +72,7 @@ def _calls(size: int) -> dict[str, tuple[str, ToolCall]]:
     }
 
 
-def _measure(engine: Engine, harness: str, call: ToolCall) -> list[float]:
+def _measure(engine: Firewall, harness: str, call: ToolCall) -> list[float]:
     context = AnalysisContext()
     engine.check_call(call, harness=harness, context=context, session=SessionState())
     timings: list[float] = []
@@ -90,11 +90,11 @@ def _p(values: list[float], q: float) -> float:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as root:
-        engines: dict[str, Engine] = {"bundled packs": Engine(RuleSet.load())}
+        engines: dict[str, Firewall] = {"bundled packs": Firewall.load()}
         for count in (10, 1_000):
             directory = Path(root) / str(count)
             directory.mkdir()
-            engines[f"{count} synthetic"] = Engine(build_rules(directory, count))
+            engines[f"{count} synthetic"] = Firewall(build_rules(directory, count))
     rows: list[dict[str, object]] = []
     header = f"{'call':<20}{'size':>8}" + "".join(f"{name:>24}" for name in engines)
     print(header + "\n" + " " * 28 + "".join(f"{'p50 / p99 µs':>24}" for _ in engines))

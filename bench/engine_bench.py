@@ -17,20 +17,12 @@ from pathlib import Path
 
 import yaml
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._actions import Effect, ToolCall
 from safeagents.rules import Engine, RuleSet
 
 RULE_COUNTS = (10, 1_000)
 SIZES = {"100 B": 100, "10 KB": 10_000, "100 KB": 100_000}
 BUDGET_SECONDS = 0.3
-
-
-class _NoRegistry:
-    def __init__(self) -> None:
-        self.detectors: dict[str, object] = {}
-
-    def effects(self, call: ToolCall, harness: str, ctx: AnalysisContext) -> list[Effect]:
-        return []
 
 
 def _word(rng: random.Random, length: int = 7) -> str:
@@ -93,7 +85,7 @@ def main() -> None:
             directory.mkdir()
             started = time.perf_counter()
             rules = build_rules(directory, count)
-            engines[count] = Engine(rules, _NoRegistry())  # type: ignore[arg-type]
+            engines[count] = Engine(rules)
             print(f"load+compile {count:>5} rules: {(time.perf_counter() - started) * 1e3:8.1f} ms")
     print()
     print(f"{'effect':<18}" + "".join(f"{n:>10} rules" for n in RULE_COUNTS) + "   ratio")

@@ -1,7 +1,7 @@
 """safeagents: a tool-call firewall for coding agents.
 
 Tool calls of any harness become canonical :class:`Effect` values, checked against YAML
-rules by an :class:`Engine`; sessions are scored as hacked or clean.
+rules by a :class:`Firewall`; sessions are scored as hacked or clean.
 """
 
 from types import FunctionType as _FunctionType
@@ -16,6 +16,7 @@ from safeagents._actions import (
 )
 from safeagents._audit import InputError, Session, SessionReport, audit_session, load_sessions
 from safeagents._detector import CallContext, Detector, SessionState
+from safeagents._firewall import Firewall
 from safeagents._harness import Harness
 from safeagents._registry import Registry, UnknownHarnessError, default_registry, load_registry
 from safeagents.analysis import (
@@ -40,6 +41,7 @@ __all__ = [
     "EffectKind",
     "Engine",
     "Finding",
+    "Firewall",
     "Harness",
     "InputError",
     "Registry",

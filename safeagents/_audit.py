@@ -13,7 +13,8 @@ from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._detector import SessionState
 
 if TYPE_CHECKING:
-    from safeagents.rules import Engine, Finding
+    from safeagents._firewall import Firewall
+    from safeagents.rules import Finding
 
 __all__ = ["InputError", "Session", "SessionReport", "audit_session", "load_sessions"]
 
@@ -146,7 +147,7 @@ def _from_document(
 
 def audit_session(
     session: Session,
-    engine: Engine,
+    firewall: Firewall,
     *,
     harness: str | None = None,
     cwd: str | None = None,
@@ -154,7 +155,7 @@ def audit_session(
     """Check every tool call of ``session`` in order, carrying session state along."""
     context = AnalysisContext(cwd=session.cwd or cwd or AnalysisContext().cwd)
     calls = list(_tool_calls(session.messages))
-    harness_name = harness or session.harness or _detect_harness(engine, session, calls)
+    harness_name = harness or session.harness or _detect_harness(firewall, session, calls)
     report = SessionReport(id=session.id, harness=harness_name)
     state = SessionState()
     for message in session.messages:
@@ -163,15 +164,17 @@ def audit_session(
             continue
         for call in _calls_of(message):
             report.tool_calls += 1
-            verdict = engine.check_call(call, harness=harness_name, context=context, session=state)
+            verdict = firewall.check_call(
+                call, harness=harness_name, context=context, session=state
+            )
             report.findings.extend(verdict.findings)
     return report
 
 
-def _detect_harness(engine: Engine, session: Session, calls: list[ToolCall]) -> str:
+def _detect_harness(firewall: Firewall, session: Session, calls: list[ToolCall]) -> str:
     offered = [_tool_name(t) for t in session.tools]
     names = [n for n in offered if n] or [c.name for c in calls]
-    return engine.registry.detect(names).name
+    return firewall.registry.detect(names).name
 
 
 def _tool_name(tool: Mapping[str, Any]) -> str:

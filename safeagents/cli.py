@@ -15,6 +15,8 @@ from rich.markup import escape
 from safeagents import _report
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from safeagents.rules import RuleSet
 
 __all__ = ["main"]
@@ -223,14 +225,22 @@ def _parse_aliases(pairs: Sequence[str]) -> dict[str, str]:
         raise _UsageError(f"--model-alias: {exc}") from None
 
 
-def _load_rules(paths: Sequence[str] | None, var_pairs: Sequence[str], err: Console) -> RuleSet:
+def _load_rules(
+    paths: Sequence[str] | None,
+    var_pairs: Sequence[str],
+    err: Console,
+    *,
+    detectors: Collection[str] | None = None,
+) -> RuleSet:
     from safeagents.rules import RuleLoadError, RuleSet
 
     for path in paths or ():
         if not Path(path).exists():
             raise _UsageError(f"rule path not found: {path}")
     try:
-        return RuleSet.load(list(paths) if paths else None, vars=_parse_vars(var_pairs))
+        return RuleSet.load(
+            list(paths) if paths else None, vars=_parse_vars(var_pairs), detectors=detectors
+        )
     except RuleLoadError as exc:
         for error in exc.errors:
             err.print(str(error), highlight=False, markup=False)
@@ -239,14 +249,14 @@ def _load_rules(paths: Sequence[str] | None, var_pairs: Sequence[str], err: Cons
 
 def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
     from safeagents._audit import InputError, SessionReport, audit_session, load_sessions
-    from safeagents._registry import UnknownHarnessError
-    from safeagents.rules import Engine
+    from safeagents._firewall import Firewall
+    from safeagents._registry import UnknownHarnessError, default_registry
 
-    rules = _load_rules(args.rules, args.var, err)
-    engine = Engine(rules)
+    registry = default_registry()
+    firewall = Firewall(_load_rules(args.rules, args.var, err, detectors=registry.detectors))
     if args.harness:
         try:
-            harness = engine.registry.harness(args.harness).name
+            harness = firewall.registry.harness(args.harness).name
         except UnknownHarnessError as exc:
             raise _UsageError(str(exc)) from None
     else:
@@ -262,7 +272,7 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
         input_errors.extend(problems)
         for problem in problems:
             err.print(f"[yellow]skipped[/] {escape(str(problem))}", highlight=False)
-        reports.extend(audit_session(s, engine, harness=harness, cwd=args.cwd) for s in sessions)
+        reports.extend(audit_session(s, firewall, harness=harness, cwd=args.cwd) for s in sessions)
 
     if args.format == "json":
         print(json.dumps({"sessions": [r.to_json() for r in reports]}, indent=2))
@@ -277,10 +287,11 @@ def _check(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _test(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents._firewall import Firewall
     from safeagents.rules import RuleLoadError, run_fixtures
 
     try:
-        results = run_fixtures(args.paths or None)
+        results = run_fixtures(args.paths or None, checker=Firewall)
     except RuleLoadError as exc:
         for error in exc.errors:
             err.print(str(error), highlight=False, markup=False)
@@ -290,11 +301,15 @@ def _test(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _lint(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from safeagents.rules import Engine, RuleLoadError, RuleSet
+    from safeagents._registry import default_registry
+    from safeagents.rules import RuleLoadError, RuleSet
 
     try:
-        rules = RuleSet.load(args.paths or None, vars=_parse_vars(args.var))
-        Engine(rules)
+        rules = RuleSet.load(
+            args.paths or None,
+            vars=_parse_vars(args.var),
+            detectors=default_registry().detectors,
+        )
     except RuleLoadError as exc:
         for error in exc.errors:
             err.print(str(error), highlight=False, markup=False)
@@ -317,8 +332,9 @@ def _explain(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     import os
 
+    from safeagents._firewall import Firewall
+    from safeagents._registry import default_registry
     from safeagents.proxy import ProxyConfig, serve
-    from safeagents.rules import Engine, RuleLoadError
 
     token = args.admin_token or os.environ.get("SAFEAGENTS_ADMIN_TOKEN") or None
     try:
@@ -347,19 +363,16 @@ def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     if args.workers < 1:
         raise _UsageError("--workers must be at least 1")
-    rules = _load_rules(args.rules, args.var, err)
-    try:
-        Engine(rules)
-    except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        raise _UsageError(f"{len(exc.errors)} error(s) in rule files") from None
+    registry = default_registry()
+    rules = _load_rules(args.rules, args.var, err, detectors=registry.detectors)
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {config.upstream}  "
         f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store})",
         highlight=False,
     )
-    serve(config, workers=args.workers, log_level=args.log_level)
+    serve(
+        config, firewall=Firewall(rules, registry), workers=args.workers, log_level=args.log_level
+    )
     return EXIT_OK
 
 
@@ -384,18 +397,14 @@ def _add_intercept(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from safeagents.rules import Engine, RuleLoadError
+    from safeagents._firewall import Firewall
+    from safeagents._registry import default_registry
 
     if args.max_reasks < 0:
         raise _UsageError("--max-reasks must be >= 0")
     variables = _parse_vars(args.var)
-    rules = _load_rules(args.rules, args.var, err)
-    try:
-        Engine(rules)
-    except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        raise _UsageError(f"{len(exc.errors)} error(s) in rule files") from None
+    registry = default_registry()
+    rules = _load_rules(args.rules, args.var, err, detectors=registry.detectors)
     try:
         from safeagents.intercept import InterceptSettings, run_intercept
     except ImportError as exc:
@@ -425,7 +434,7 @@ def _intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
         f"clients must trust {ca}",
         highlight=False,
     )
-    run_intercept(settings)
+    run_intercept(settings, Firewall(rules, registry))
     return EXIT_OK
 
 

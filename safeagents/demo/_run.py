@@ -17,12 +17,12 @@ import httpx
 from rich.console import Console
 from rich.markup import escape
 
+from safeagents._firewall import Firewall
 from safeagents._registry import load_registry
 from safeagents.demo._agent import run_builtin_agent
 from safeagents.demo._project import PROMPT, SCRIPT, WorkspaceCheck, check_workspace, make_project
 from safeagents.demo._view import LiveView, print_summary
 from safeagents.proxy import ProxyConfig, ProxyServer
-from safeagents.rules import Engine, RuleSet
 from safeagents.scripted import HARNESSES, ScriptedServer, find_harness, prepare_launch, run_harness
 
 __all__ = [
@@ -141,7 +141,7 @@ def _header(
     binary: Path | None,
     model: str,
     proxy: ProxyServer,
-    engine: Engine,
+    firewall: Firewall,
     store: Path,
     workspace: Path,
 ) -> None:
@@ -153,7 +153,7 @@ def _header(
         ("model", f"scripted model at {model} (replays an agent that tries three reward hacks)"),
         (
             "proxy",
-            f"safeagents serve at {proxy.url} (enforce, re-ask, {len(engine.rules.rules)} rules)",
+            f"safeagents serve at {proxy.url} (enforce, re-ask, {len(firewall.rules.rules)} rules)",
         ),
         ("agent", runner),
         ("store", str(store)),
@@ -170,15 +170,17 @@ def run_demo(options: DemoOptions, console: Console) -> DemoResult:
     agent, binary = choose_agent(options.harness)
     session_id = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     view = LiveView(console)
-    engine = Engine(RuleSet.load(None), registry=load_registry(plugins=[view]))
+    firewall = Firewall.load(registry=load_registry(plugins=[view]))
     root = Path(tempfile.mkdtemp(prefix="safeagents-demo-"))
     workspace = make_project(root / "project")
     try:
         with ScriptedServer(SCRIPT) as model:
             config = ProxyConfig(upstream=model.url, store=str(options.store), port=0)
-            proxy = ProxyServer(config, engine=engine, port=0).start()
+            proxy = ProxyServer(config, firewall=firewall, port=0).start()
             try:
-                _header(console, agent, binary, model.url, proxy, engine, options.store, workspace)
+                _header(
+                    console, agent, binary, model.url, proxy, firewall, options.store, workspace
+                )
                 base_url = proxy.session_url(session_id)
                 with console.status("the agent is working…"):
                     returncode, error = _watch(

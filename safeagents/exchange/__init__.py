@@ -37,7 +37,7 @@ from safeagents.exchange._prepare import (
     prepare_exchange,
 )
 from safeagents.exchange._recorder import Recorder
-from safeagents.exchange._services import Services, build_engine
+from safeagents.exchange._services import Services, build_firewall
 from safeagents.exchange._transport import Transport, TransportResponse
 from safeagents.exchange._upstream import (
     HOP_BY_HOP,
@@ -83,7 +83,7 @@ __all__ = [
     "UpstreamStatus",
     "UpstreamTimeout",
     "bearer_token",
-    "build_engine",
+    "build_firewall",
     "canonical_aliases",
     "check_status",
     "clean_response_headers",

@@ -7,11 +7,12 @@ from typing import Any
 
 from safeagents._actions import ToolCall
 from safeagents._detector import SessionState
+from safeagents._firewall import Firewall
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.exchange._history import HistoryCache
 from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
-from safeagents.rules import CallVerdict, Engine
+from safeagents.rules import CallVerdict
 from safeagents.store import FindingRecord, HiddenEntry
 
 __all__ = ["Enforcer", "non_stream"]
@@ -35,14 +36,10 @@ class Enforcer:
     """Turns upstream answers into what the harness may see, re-asking when it must."""
 
     def __init__(
-        self,
-        config: ProxyConfig,
-        engine: Engine,
-        upstream: Upstream,
-        history: HistoryCache,
+        self, config: ProxyConfig, firewall: Firewall, upstream: Upstream, history: HistoryCache
     ) -> None:
         self.config = config
-        self.engine = engine
+        self.firewall = firewall
         self.upstream = upstream
         self.history = history
 
@@ -52,13 +49,13 @@ class Enforcer:
         return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
 
     def check(self, ex: Exchange, response: Mapping[str, Any]) -> list[CallVerdict]:
-        """The engine's verdict on every tool call of ``response``, in order."""
+        """The firewall's verdict on every tool call of ``response``, in order."""
         calls = ex.dialect.tool_calls(response)
         if not calls:
             return []
         state = self._state(ex)
         return [
-            self.engine.check_call(call, harness=ex.harness, context=ex.analysis, session=state)
+            self.firewall.check_call(call, harness=ex.harness, context=ex.analysis, session=state)
             for call in calls
         ]
 
@@ -125,7 +122,7 @@ class Enforcer:
         decision: Decision,
     ) -> JSONObject:
         """Replace what the harness plugin can rewrite; drop those from ``rejections``."""
-        plugin = self.engine.registry.harness(ex.harness)
+        plugin = self.firewall.registry.harness(ex.harness)
         replacements: dict[str, ToolCall] = {}
         for verdict in blocked:
             rewritten = plugin.rewrite(

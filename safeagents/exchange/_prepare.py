@@ -75,7 +75,7 @@ async def prepare_exchange(
 def _harness(
     services: Services, info: RequestInfo, session: SessionRecord | None, override: str | None
 ) -> str:
-    registry = services.engine.registry
+    registry = services.firewall.registry
     if override:
         try:
             return registry.harness(override).name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from safeagents._firewall import Firewall
 from safeagents.exchange._aliases import ModelAliases
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._enforce import Enforcer
@@ -11,21 +12,20 @@ from safeagents.exchange._history import HistoryCache
 from safeagents.exchange._metrics import Metrics
 from safeagents.exchange._recorder import Recorder
 from safeagents.exchange._upstream import Upstream
-from safeagents.rules import Engine, RuleSet
 from safeagents.store import Store
 
-__all__ = ["Services", "build_engine"]
+__all__ = ["Services", "build_firewall"]
 
 
-def build_engine(config: ProxyConfig) -> Engine:
+def build_firewall(config: ProxyConfig) -> Firewall:
     """Load and validate the configured rules (bundled packs when none are given)."""
-    return Engine(RuleSet.load(list(config.rules) or None, vars=dict(config.vars)))
+    return Firewall.load(list(config.rules) or None, vars=dict(config.vars))
 
 
 @dataclass(slots=True)
 class Services:
     config: ProxyConfig
-    engine: Engine
+    firewall: Firewall
     store: Store
     upstream: Upstream
     metrics: Metrics
@@ -38,22 +38,22 @@ class Services:
     def build(
         cls,
         config: ProxyConfig,
-        engine: Engine,
+        firewall: Firewall,
         store: Store,
         upstream: Upstream | None = None,
     ) -> Services:
         upstream = upstream or Upstream(config)
         metrics = Metrics()
-        history = HistoryCache(engine.registry)
+        history = HistoryCache(firewall.registry)
         return cls(
             config=config,
-            engine=engine,
+            firewall=firewall,
             store=store,
             upstream=upstream,
             metrics=metrics,
             history=history,
-            enforcer=Enforcer(config, engine, upstream, history),
-            recorder=Recorder(config, store, metrics, engine.registry.plugin_manager),
+            enforcer=Enforcer(config, firewall, upstream, history),
+            recorder=Recorder(config, store, metrics, firewall.registry.plugin_manager),
             aliases=ModelAliases(store),
         )
 

@@ -17,11 +17,12 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 from mitmproxy.net.http.status_codes import RESPONSES
 
+from safeagents._firewall import Firewall
 from safeagents.exchange import (
     Exchange,
     Outcome,
     ProxyConfig,
-    build_engine,
+    build_firewall,
     enforcing_stop,
 )
 from safeagents.intercept._engine import EngineThread
@@ -99,8 +100,9 @@ def upstream_tls(options: Any) -> ssl.SSLContext:
 class InterceptAddon:
     """Checks every tool call in answers of chat, responses and messages endpoints."""
 
-    def __init__(self) -> None:
+    def __init__(self, firewall: Firewall | None = None) -> None:
         self.engine: EngineThread | None = None
+        self._loaded = firewall  # already loaded for the options it is first configured with
 
     def load(self, loader: Loader) -> None:
         loader.add_option(
@@ -142,11 +144,12 @@ class InterceptAddon:
     def _rebuild(self) -> None:
         try:
             config = intercept_config(ctx.options)
-            engine = build_engine(config)
+            firewall = self._loaded or build_firewall(config)
+            self._loaded = None
         except (RuleLoadError, ValueError) as error:
             raise exceptions.OptionsError(str(error)) from None
         previous = self.engine
-        self.engine = EngineThread(config, engine, ssl_context=upstream_tls(ctx.options))
+        self.engine = EngineThread(config, firewall, ssl_context=upstream_tls(ctx.options))
         if previous is not None:
             previous.close()
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from safeagents._firewall import Firewall
 from safeagents.exchange import Client, ProxyConfig, Services, Upstream
-from safeagents.rules import Engine
 from safeagents.store import SQLiteStore, Store
 
 __all__ = ["EngineThread"]
@@ -33,7 +33,7 @@ class EngineThread:
     def __init__(
         self,
         config: ProxyConfig,
-        engine: Engine,
+        firewall: Firewall,
         *,
         ssl_context: ssl.SSLContext | None = None,
         store: Store | None = None,
@@ -42,10 +42,7 @@ class EngineThread:
             timeout=config.timeout, connect_timeout=config.connect_timeout, ssl_context=ssl_context
         )
         self.services = Services.build(
-            config,
-            engine,
-            store or SQLiteStore(config.store),
-            Upstream(config, client),
+            config, firewall, store or SQLiteStore(config.store), Upstream(config, client)
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

@@ -11,6 +11,7 @@ from typing import Any
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 
+from safeagents._firewall import Firewall
 from safeagents.exchange import Mode, Strategy
 from safeagents.intercept._addon import InterceptAddon
 
@@ -48,12 +49,13 @@ class InterceptSettings:
         }
 
 
-def run_intercept(settings: InterceptSettings) -> None:
-    """Serve as an HTTP(S) forward proxy until SIGINT or SIGTERM."""
-    asyncio.run(_serve(settings))
+def run_intercept(settings: InterceptSettings, firewall: Firewall | None = None) -> None:
+    """Serve as an HTTP(S) forward proxy until SIGINT or SIGTERM; ``firewall``, when given,
+    is of ``settings``' rules."""
+    asyncio.run(_serve(settings, firewall))
 
 
-async def _serve(settings: InterceptSettings) -> None:
+async def _serve(settings: InterceptSettings, firewall: Firewall | None) -> None:
     options = Options(
         listen_host=settings.listen_host,
         listen_port=settings.listen_port,
@@ -62,7 +64,7 @@ async def _serve(settings: InterceptSettings) -> None:
     )
     master = DumpMaster(options, with_termlog=True, with_dumper=False)
     options.update(termlog_verbosity=settings.log_level)
-    master.addons.add(InterceptAddon())
+    master.addons.add(InterceptAddon(firewall))
     options.update(**settings.addon_options())
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -14,7 +14,6 @@ from safeagents.exchange import (
     Mode,
     ProxyConfig,
     Strategy,
-    build_engine,
     is_loopback,
 )
 from safeagents.proxy._app import create_app
@@ -28,7 +27,6 @@ __all__ = [
     "ProxyConfig",
     "ProxyServer",
     "Strategy",
-    "build_engine",
     "create_app",
     "is_loopback",
     "serve",

@@ -124,7 +124,7 @@ def _health(services: Services) -> JSONResponse:
             "strategy": config.strategy,
             "max_reasks": config.max_reasks,
             "capture_tokens": config.capture_tokens,
-            "rules": len(services.engine.rules.rules),
+            "rules": len(services.firewall.rules.rules),
         }
     )
 
@@ -142,7 +142,7 @@ def _rules(services: Services) -> JSONResponse:
             "message": rule.message,
             "source": str(rule.source),
         }
-        for rule in services.engine.rules.rules
+        for rule in services.firewall.rules.rules
     ]
     return JSONResponse({"rules": rules})
 
@@ -193,7 +193,7 @@ async def _open(services: Services, request: Request, session_id: str) -> Respon
         return error(400, '"harness" must be a harness name')
     if harness:
         try:
-            harness = services.engine.registry.harness(harness).name
+            harness = services.firewall.registry.harness(harness).name
         except UnknownHarnessError as problem:
             return error(400, str(problem))
     session_id = resolve_identity(session_id, {}, "").id  # the id /s/{session_id}/ gets
@@ -220,7 +220,7 @@ async def _outcome(services: Services, request: Request, session_id: str) -> Res
 async def _alias(services: Services, request: Request, name: str) -> Response:
     """One harness's alias: read (GET), set (PUT ``{"model": …}``) or drop (DELETE)."""
     try:
-        harness = services.engine.registry.harness(name).name
+        harness = services.firewall.registry.harness(name).name
     except UnknownHarnessError as problem:
         if request.method == "PUT":
             return error(400, str(problem))

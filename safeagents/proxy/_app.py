@@ -11,11 +11,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from safeagents._firewall import Firewall
 from safeagents.exchange import (
     ProxyConfig,
     Services,
     Upstream,
-    build_engine,
+    build_firewall,
     canonical_aliases,
     reset_aliases,
 )
@@ -24,7 +25,6 @@ from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_me
 from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
 from safeagents.proxy._streaming import BodyStream
-from safeagents.rules import Engine
 from safeagents.store import SQLiteStore, Store
 
 __all__ = ["create_app"]
@@ -42,23 +42,23 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 def create_app(
     config: ProxyConfig,
     *,
-    engine: Engine | None = None,
+    firewall: Firewall | None = None,
     store: Store | None = None,
     upstream: Upstream | None = None,
     seed_aliases: bool = True,
 ) -> Starlette:
-    """The proxy app; the store, upstream client and engine live for the app's lifespan.
+    """The proxy app; the store, upstream client and firewall live for the app's lifespan.
 
     At start-up the store's model aliases become ``config.model_aliases`` unless
     ``seed_aliases`` is false (a worker process: its parent did that once for all)."""
     if config.needs_admin_token and not config.admin_token:
         raise ValueError(f"refusing to serve on {config.host} (beyond loopback) without a token")
-    engine = engine or build_engine(config)
-    aliases = canonical_aliases(engine.registry, config.model_aliases)
+    firewall = firewall or build_firewall(config)
+    aliases = canonical_aliases(firewall.registry, config.model_aliases)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        services = Services.build(config, engine, store or SQLiteStore(config.store), upstream)
+        services = Services.build(config, firewall, store or SQLiteStore(config.store), upstream)
         app.state.services = services
         try:
             if seed_aliases:

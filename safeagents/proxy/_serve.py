@@ -9,11 +9,11 @@ import os
 import uvicorn
 from starlette.applications import Starlette
 
+from safeagents._firewall import Firewall
 from safeagents._registry import default_registry
 from safeagents._thread_server import ThreadedServer
 from safeagents.exchange import ProxyConfig, canonical_aliases, reset_aliases
 from safeagents.proxy._app import create_app
-from safeagents.rules import Engine
 from safeagents.store import SQLiteStore, Store
 
 __all__ = ["CONFIG_ENV", "ProxyServer", "app_from_env", "serve"]
@@ -35,15 +35,23 @@ def _settle_heap() -> None:
     gc.freeze()
 
 
-def serve(config: ProxyConfig, *, workers: int = 1, log_level: str = "warning") -> None:
-    """Serve until interrupted; rules were validated by the caller."""
+def serve(
+    config: ProxyConfig,
+    *,
+    firewall: Firewall | None = None,
+    workers: int = 1,
+    log_level: str = "warning",
+) -> None:
+    """Serve until interrupted; rules were validated by the caller.
+
+    ``firewall`` is the caller's, of ``config``'s rules; worker processes load their own."""
     target: str | Starlette
     if workers > 1:
         asyncio.run(_seed_aliases(config))
         os.environ[CONFIG_ENV] = config.to_json()
         target = "safeagents.proxy._serve:app_from_env"
     else:
-        target = create_app(config)
+        target = create_app(config, firewall=firewall)
         _settle_heap()
     uvicorn.run(
         target,
@@ -82,11 +90,11 @@ class ProxyServer(ThreadedServer):
         self,
         config: ProxyConfig,
         *,
-        engine: Engine | None = None,
+        firewall: Firewall | None = None,
         store: Store | None = None,
         port: int | None = None,
     ) -> None:
-        self.app = create_app(config, engine=engine, store=store)
+        self.app = create_app(config, firewall=firewall, store=store)
         super().__init__(
             self.app, config.host, config.port if port is None else port, lifespan="on"
         )

@@ -1,7 +1,8 @@
 """The YAML rule DSL: loading with positions, validation, RE2 compilation, matching, fixtures.
 
-Load rules with :meth:`RuleSet.load`, build an :class:`Engine`, and call
-:meth:`Engine.check_call` for each tool call. ``docs/rule-dsl.md`` is the language reference.
+Load rules with :meth:`RuleSet.load`; an :class:`Engine` turns effects into findings
+(:class:`safeagents.Firewall` turns tool calls into effects first). ``docs/rule-dsl.md`` is
+the language reference.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from safeagents.rules._discover import bundled_rules_path
 from safeagents.rules._engine import Engine
 from safeagents.rules._errors import RuleError, RuleLoadError
-from safeagents.rules._fixtures import FixtureResult, run_fixtures
+from safeagents.rules._fixtures import CallChecker, FixtureResult, run_fixtures
 from safeagents.rules._loader import RuleSet, parse_vars
 from safeagents.rules._model import CallVerdict, Finding, Pack, Rule, RuleException
 from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
@@ -18,6 +19,7 @@ __all__ = [
     "ACTIONS",
     "CATEGORIES",
     "SEVERITIES",
+    "CallChecker",
     "CallVerdict",
     "Engine",
     "Finding",

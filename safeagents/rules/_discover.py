@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import safeagents
 from safeagents.rules._errors import RuleError
 
 __all__ = ["FIXTURE_SUFFIX", "PACK_FILE", "RuleSource", "bundled_rules_path", "discover"]
@@ -18,7 +17,7 @@ _SKIPPED_DIRS = ("__pycache__", "node_modules")
 
 def bundled_rules_path() -> Path:
     """``<repo>/rules`` in a checkout, else the packs shipped inside the wheel."""
-    package = Path(safeagents.__file__).parent
+    package = Path(__file__).parent.parent  # safeagents/
     checkout = package.parent / "rules"
     if checkout.is_dir() and (package.parent / "pyproject.toml").is_file():
         return checkout

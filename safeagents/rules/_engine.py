@@ -5,22 +5,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from types import MappingProxyType
 
 from safeagents._actions import EFFECT_KINDS, AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, Detector, SessionState
 from safeagents.rules._compile import PatternBank
-from safeagents.rules._errors import ErrorSink, RuleError, did_you_mean
 from safeagents.rules._loader import RuleSet
-from safeagents.rules._model import CallVerdict, Finding, Rule, render_message
-from safeagents.rules._tree import Value, detector_calls, pinned_kinds, trigger_bits
-
-if TYPE_CHECKING:
-    from safeagents._registry import Registry
+from safeagents.rules._model import Finding, Rule, render_message
+from safeagents.rules._tree import Value, pinned_kinds, trigger_bits
 
 __all__ = ["Engine"]
 
 logger = logging.getLogger("safeagents.rules")
+_NO_DETECTORS: Mapping[str, Detector] = MappingProxyType({})
 
 
 @dataclass(slots=True)
@@ -32,36 +29,19 @@ class _KindPlan:
 
 
 class Engine:
-    """Checks tool calls against a :class:`RuleSet`."""
+    """Matches effects against a :class:`RuleSet`, calling the ``detectors`` rules name.
 
-    def __init__(self, rules: RuleSet, registry: Registry | None = None) -> None:
-        if registry is None:
-            from safeagents._registry import default_registry
+    Every detector the rules call must be in ``detectors`` (a :class:`RuleLoadError` says
+    where one is not). Turning tool calls into effects is :class:`safeagents.Firewall`'s part.
+    """
 
-            registry = default_registry()
+    def __init__(self, rules: RuleSet, detectors: Mapping[str, Detector] = _NO_DETECTORS) -> None:
+        rules.check_detectors(detectors)
         self.rules = rules
-        self.registry = registry
-        self._detectors: Mapping[str, Detector] = registry.detectors
-        self._check_detectors()
+        self.detectors = detectors
         self._bank: PatternBank = rules.pattern_bank
         self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
         self._plans: dict[str | None, _KindPlan] = self._plan()
-
-    def check_call(
-        self,
-        call: ToolCall,
-        *,
-        harness: str,
-        context: AnalysisContext | None = None,
-        session: SessionState | None = None,
-    ) -> CallVerdict:
-        """Turn ``call`` into effects through the registry and check them."""
-        analysis = context if context is not None else AnalysisContext()
-        effects = tuple(self.registry.effects(call, harness, analysis))
-        findings = self.check_effects(
-            effects, call=call, harness=harness, context=analysis, session=session
-        )
-        return CallVerdict(call=call, harness=harness, effects=effects, findings=findings)
 
     def check_effects(
         self,
@@ -85,7 +65,7 @@ class Engine:
         fired: set[int] = set()
         findings: list[Finding] = []
         for effect in effects:
-            view = _EffectView(effect, call_context, self._bank, self._detectors)
+            view = _EffectView(effect, call_context, self._bank, self.detectors)
             for index in self._candidates(view):
                 if index in fired:
                     continue
@@ -121,21 +101,6 @@ class Engine:
                 for field_name, bit in triggers:
                     plan.triggers.setdefault(field_name, {}).setdefault(bit, []).append(index)
         return plans
-
-    def _check_detectors(self) -> None:
-        sink = ErrorSink()
-        known = sorted(self._detectors)
-        for rule in self.rules.rules:
-            conditions = [rule.condition, *(e.condition for e in rule.exceptions)]
-            for condition in conditions:
-                for call in detector_calls(condition):
-                    if call.name in self._detectors:
-                        continue
-                    listing = f" (known: {', '.join(known)})" if known else " (none registered)"
-                    hint = did_you_mean(call.name, known) or listing
-                    message = f"unknown detector '{call.name}'{hint}"
-                    sink.add(RuleError(call.file, call.line, call.col, message))
-        sink.raise_if_any()
 
 
 def _finding(rule: Rule, effect: Effect, call: ToolCall) -> Finding:

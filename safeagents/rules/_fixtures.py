@@ -1,26 +1,35 @@
-"""Running each rule's fixture cases (``ID.test.yaml``) through the full engine."""
+"""Running each rule's fixture cases (``ID.test.yaml``) through a full call checker."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._detector import SessionState
 from safeagents.rules._discover import FIXTURE_SUFFIX
-from safeagents.rules._engine import Engine
 from safeagents.rules._errors import ErrorSink, RuleError, RuleLoadError
 from safeagents.rules._loader import RuleSet, normalise_vars
-from safeagents.rules._model import Rule
+from safeagents.rules._model import CallVerdict, Rule
 from safeagents.rules._schema import FixtureCaseModel, FixtureFileModel, show, validate
 from safeagents.rules._yaml import Document, NodePath, load_document
 
-if TYPE_CHECKING:
-    from safeagents._registry import Registry
+__all__ = ["CallChecker", "FixtureResult", "run_fixtures"]
 
-__all__ = ["FixtureResult", "run_fixtures"]
+
+class CallChecker(Protocol):
+    """Tool calls in, verdicts out (:class:`safeagents.Firewall` is one)."""
+
+    def check_call(
+        self,
+        call: ToolCall,
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> CallVerdict: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +49,15 @@ class FixtureResult:
 
 
 def run_fixtures(
-    paths: Sequence[str | Path] | None = None, *, registry: Registry | None = None
+    paths: Sequence[str | Path] | None = None, *, checker: Callable[[RuleSet], CallChecker]
 ) -> list[FixtureResult]:
-    """Run the fixtures of every rule under ``paths`` (``None``: the bundled packs)."""
+    """Run the fixtures of every rule under ``paths`` (``None``: the bundled packs).
+
+    ``checker`` builds what checks the calls of a rule set, as ``safeagents.Firewall`` does;
+    it is given the whole set first, so it can reject what no case would get to."""
     rules = RuleSet.load(paths)
-    engine = Engine(rules, registry)  # validates detector names for the whole set
-    runner = _Runner(rules, engine)
+    checker(rules)  # the whole set must build (detector names)
+    runner = _Runner(rules, checker)
     results: list[FixtureResult] = []
     for rule in rules.rules:
         fixture = rule.source.with_name(rule.id + FIXTURE_SUFFIX)
@@ -57,11 +69,11 @@ def run_fixtures(
 
 
 class _Runner:
-    def __init__(self, rules: RuleSet, engine: Engine) -> None:
+    def __init__(self, rules: RuleSet, checker: Callable[[RuleSet], CallChecker]) -> None:
         self.rules = rules
-        self.registry = engine.registry
+        self.checker = checker
         self.sink = ErrorSink()
-        self._engines: dict[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], Engine] = {}
+        self._checkers: dict[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], CallChecker] = {}
 
     def run_file(self, rule: Rule, fixture: Path) -> list[FixtureResult]:
         try:
@@ -113,17 +125,17 @@ class _Runner:
             return FixtureResult(rule.id, case.name, case.expect, passed, detail, source)
 
         try:
-            engine = self._engine(rule, case.vars)
+            checker = self._checker(rule, case.vars)
         except RuleLoadError as exc:
             return result(False, f"cannot load the rule with this case's vars: {exc}")
         context = AnalysisContext(cwd=case.cwd)
         session = SessionState()
         for index, entry in enumerate(case.history):
             earlier = ToolCall(f"history-{index}", entry.tool, entry.arguments)
-            engine.check_call(earlier, harness=case.harness, context=context, session=session)
+            checker.check_call(earlier, harness=case.harness, context=context, session=session)
             session.tool_outputs.append(entry.output)
         call = ToolCall("fixture", case.tool, case.arguments)
-        verdict = engine.check_call(call, harness=case.harness, context=context, session=session)
+        verdict = checker.check_call(call, harness=case.harness, context=context, session=session)
         hits = [finding for finding in verdict.findings if finding.rule_id == rule.id]
         want_match = case.expect in ("match", "todo-match")
         if hits:
@@ -140,15 +152,15 @@ class _Runner:
         wanted = "expected a finding" if want_match else "expected no finding"
         return result(False, f"{wanted}, but {outcome}")
 
-    def _engine(self, rule: Rule, overrides: Mapping[str, Any]) -> Engine:
+    def _checker(self, rule: Rule, overrides: Mapping[str, Any]) -> CallChecker:
         frozen = tuple(sorted(normalise_vars(overrides).items()))
         key = (rule.id, frozen)
-        if key not in self._engines:
+        if key not in self._checkers:
             rules = self.rules
             if overrides:
                 rules = RuleSet.load([rule.source], vars=dict(frozen))
-            self._engines[key] = Engine(rules.select([rule.id], enable=True), self.registry)
-        return self._engines[key]
+            self._checkers[key] = self.checker(rules.select([rule.id], enable=True))
+        return self._checkers[key]
 
 
 def _is_text_list(value: Any) -> bool:

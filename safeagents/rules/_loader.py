@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -12,6 +12,7 @@ from safeagents.rules._discover import RuleSource, bundled_rules_path, discover
 from safeagents.rules._errors import ErrorSink, RuleError, did_you_mean
 from safeagents.rules._model import Pack, Rule, RuleException
 from safeagents.rules._schema import PackModel, RuleModel, validate
+from safeagents.rules._tree import detector_calls
 from safeagents.rules._values import NAME_PATTERN, Namespace, build_namespace
 from safeagents.rules._yaml import Document, load_document
 
@@ -42,7 +43,7 @@ def normalise_vars(values: VarValues | None) -> dict[str, tuple[str, ...]]:
 
 
 class RuleSet:
-    """Rules loaded from packs, compiled once; build an :class:`Engine` to check calls."""
+    """Rules loaded from packs, compiled once; an :class:`Engine` matches effects against them."""
 
     def __init__(self, rules: Sequence[Rule], packs: Sequence[Pack], bank: PatternBank) -> None:
         self.rules: tuple[Rule, ...] = tuple(rules)
@@ -52,13 +53,38 @@ class RuleSet:
 
     @classmethod
     def load(
-        cls, paths: Sequence[str | Path] | None = None, *, vars: VarValues | None = None
+        cls,
+        paths: Sequence[str | Path] | None = None,
+        *,
+        vars: VarValues | None = None,
+        detectors: Collection[str] | None = None,
     ) -> RuleSet:
-        """Load packs, pack directories or rule files (``None``: the bundled packs)."""
+        """Load packs, pack directories or rule files (``None``: the bundled packs).
+
+        With ``detectors``, the detector names rules call must be among them
+        (:meth:`check_detectors`)."""
         if isinstance(paths, (str, Path)):
             paths = [paths]
         targets = [Path(p) for p in paths] if paths is not None else [bundled_rules_path()]
-        return _Loader(normalise_vars(vars)).load(targets)
+        rules = _Loader(normalise_vars(vars)).load(targets)
+        if detectors is not None:
+            rules.check_detectors(detectors)
+        return rules
+
+    def check_detectors(self, known: Collection[str]) -> None:
+        """:class:`RuleLoadError` naming, at its position, each detector call not in ``known``."""
+        sink = ErrorSink()
+        names = sorted(known)
+        for rule in self.rules:
+            for condition in (rule.condition, *(e.condition for e in rule.exceptions)):
+                for call in detector_calls(condition):
+                    if call.name in known:
+                        continue
+                    listing = f" (known: {', '.join(names)})" if names else " (none registered)"
+                    hint = did_you_mean(call.name, names) or listing
+                    message = f"unknown detector '{call.name}'{hint}"
+                    sink.add(RuleError(call.file, call.line, call.col, message))
+        sink.raise_if_any()
 
     @property
     def pattern_bank(self) -> PatternBank:

@@ -32,8 +32,8 @@ from proxied_support import (
     suite_snapshot,
 )
 
-from safeagents.proxy import ProxyConfig, ProxyServer, build_engine, create_app
-from safeagents.rules import Engine
+from safeagents import Firewall
+from safeagents.proxy import ProxyConfig, ProxyServer, create_app
 from safeagents.scripted import (
     HARNESSES,
     ScriptedModel,
@@ -57,8 +57,8 @@ EXPECTED_RULES = set(HACKS.values())
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return build_engine(ProxyConfig(upstream="http://127.0.0.1:1"))
+def firewall() -> Firewall:
+    return Firewall.load()
 
 
 def _config(upstream: str, store: Path, mode: str = "enforce") -> ProxyConfig:
@@ -85,7 +85,7 @@ def _main_session(proxy_url: str, harness: str, path_id: str | None) -> dict[str
 
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_proxy_blocks_hacks_and_the_harness_finishes(
-    harness: str, tmp_path: Path, engine: Engine
+    harness: str, tmp_path: Path, firewall: Firewall
 ) -> None:
     binary = require_harness(harness)
     workspace = make_project(tmp_path / "project")
@@ -93,7 +93,7 @@ def test_proxy_blocks_hacks_and_the_harness_finishes(
     path_id = f"e2e-{harness}-{uuid.uuid4().hex[:8]}" if harness in PATH_SESSION else None
     with ScriptedServer(SCRIPT) as server:
         config = _config(server.url, tmp_path / "safeagents.db")
-        with ProxyServer(config, engine=engine, port=0) as proxy:
+        with ProxyServer(config, firewall=firewall, port=0) as proxy:
             base_url = proxy.session_url(path_id) if path_id else proxy.base_url
             launch = prepare_launch(
                 harness, base_url, "scripted-model", workspace, PROMPT, tmp_path / "state", binary
@@ -144,7 +144,9 @@ def _model_exchanges(tap: ByteTap) -> list[tuple[int, str, bytes]]:
     )
 
 
-def test_monitor_mode_passes_the_hacks_through_unchanged(tmp_path: Path, engine: Engine) -> None:
+def test_monitor_mode_passes_the_hacks_through_unchanged(
+    tmp_path: Path, firewall: Firewall
+) -> None:
     harness = "pi"
     binary = require_harness(harness)
     workspace = make_project(tmp_path / "throwaway-copy")
@@ -153,7 +155,7 @@ def test_monitor_mode_passes_the_hacks_through_unchanged(tmp_path: Path, engine:
     upstream_tap = ByteTap(create_scripted_app(model))
     with AppServer(upstream_tap, lifespan="off") as upstream:
         config = _config(upstream.url, tmp_path / "safeagents.db", mode="monitor")
-        proxy_tap = ByteTap(create_app(config, engine=engine))
+        proxy_tap = ByteTap(create_app(config, firewall=firewall))
         with AppServer(proxy_tap) as proxy:
             base_url = f"{proxy.url}/s/{session_id}/v1"
             launch = prepare_launch(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from safeagents import Firewall
 from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._registry import default_registry
 from safeagents.rules import CATEGORIES, FixtureResult, Rule, RuleSet, run_fixtures
@@ -47,7 +48,10 @@ def bundled_rules() -> RuleSet:
 
 @cache
 def fixture_results() -> dict[tuple[str, str], FixtureResult]:
-    return {(result.rule_id, result.case): result for result in run_fixtures([BUNDLED])}
+    return {
+        (result.rule_id, result.case): result
+        for result in run_fixtures([BUNDLED], checker=Firewall)
+    }
 
 
 def _fixture_file(rule_file: Path) -> Path:

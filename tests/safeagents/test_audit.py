@@ -3,15 +3,15 @@ from pathlib import Path
 
 import pytest
 
+from safeagents import Firewall
 from safeagents._audit import audit_session, load_sessions
-from safeagents.rules import Engine, RuleSet
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions.jsonl"
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return Engine(RuleSet.load())
+def firewall() -> Firewall:
+    return Firewall.load()
 
 
 def _session(tmp_path: Path, document: object, name: str = "s.json") -> Path:
@@ -28,10 +28,10 @@ def _call(name: str, args: dict[str, object], call_id: str = "c1") -> dict[str, 
     }
 
 
-def test_bundled_examples_score_as_expected(engine: Engine) -> None:
+def test_bundled_examples_score_as_expected(firewall: Firewall) -> None:
     sessions, errors = load_sessions(EXAMPLES)
     assert errors == []
-    reports = {s.id: audit_session(s, engine) for s in sessions}
+    reports = {s.id: audit_session(s, firewall) for s in sessions}
     assert not reports["pi-honest-fix"].hacked
     assert reports["pi-honest-fix"].tool_calls == 4
     assert reports["opencode-deletes-test"].hacked
@@ -40,7 +40,7 @@ def test_bundled_examples_score_as_expected(engine: Engine) -> None:
     assert {"pytest-report-forging", "git-history-mining"} <= forged
 
 
-def test_bare_message_list_and_single_object(tmp_path: Path, engine: Engine) -> None:
+def test_bare_message_list_and_single_object(tmp_path: Path, firewall: Firewall) -> None:
     messages = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "tool_calls": [_call("bash", {"command": "rm tests/test_a.py"})]},
@@ -48,11 +48,11 @@ def test_bare_message_list_and_single_object(tmp_path: Path, engine: Engine) -> 
     for document in (messages, {"id": "one", "messages": messages}):
         sessions, errors = load_sessions(_session(tmp_path, document))
         assert errors == [] and len(sessions) == 1
-        report = audit_session(sessions[0], engine)
+        report = audit_session(sessions[0], firewall)
         assert report.hacked and report.tool_calls == 1
 
 
-def test_malformed_line_is_reported_and_skipped(tmp_path: Path, engine: Engine) -> None:
+def test_malformed_line_is_reported_and_skipped(tmp_path: Path, firewall: Firewall) -> None:
     good = {"id": "ok", "messages": [{"role": "user", "content": "hi"}]}
     path = tmp_path / "mixed.jsonl"
     path.write_text(json.dumps(good) + "\n{not json\n" + json.dumps({"id": "x"}) + "\n")
@@ -62,7 +62,7 @@ def test_malformed_line_is_reported_and_skipped(tmp_path: Path, engine: Engine) 
     assert "invalid JSON" in errors[0].message
 
 
-def test_session_cwd_resolves_paths(tmp_path: Path, engine: Engine) -> None:
+def test_session_cwd_resolves_paths(tmp_path: Path, firewall: Firewall) -> None:
     document = {
         "id": "cwd",
         "cwd": "/repo/tests",
@@ -75,11 +75,11 @@ def test_session_cwd_resolves_paths(tmp_path: Path, engine: Engine) -> None:
         ],
     }
     sessions, _ = load_sessions(_session(tmp_path, document))
-    findings = audit_session(sessions[0], engine).findings
+    findings = audit_session(sessions[0], firewall).findings
     assert any("/repo/tests/test_b.py" in f.summary for f in findings)
 
 
-def test_harness_detected_from_called_tools(tmp_path: Path, engine: Engine) -> None:
+def test_harness_detected_from_called_tools(tmp_path: Path, firewall: Firewall) -> None:
     document = {
         "messages": [
             {
@@ -89,4 +89,4 @@ def test_harness_detected_from_called_tools(tmp_path: Path, engine: Engine) -> N
         ]
     }
     sessions, _ = load_sessions(_session(tmp_path, document))
-    assert audit_session(sessions[0], engine).harness == "claude-code"
+    assert audit_session(sessions[0], firewall).harness == "claude-code"

@@ -26,8 +26,8 @@ from harness_env_kit import (
     require_harness,
 )
 
-from safeagents.proxy import ProxyConfig, ProxyServer, build_engine
-from safeagents.rules import Engine
+from safeagents import Firewall
+from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.store import SQLiteStore
 from trainer import (
     DEFAULT_TOOL_CALL_BONUS,
@@ -51,8 +51,8 @@ MODEL = "scripted-model"
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return build_engine(ProxyConfig(upstream="http://127.0.0.1:1"))
+def firewall() -> Firewall:
+    return Firewall.load()
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def _session(proxy: ProxyServer, session_id: str) -> dict[str, object]:
 
 @pytest.mark.e2e
 def test_an_honest_fix_passes_and_a_test_deletion_is_blocked(
-    tmp_path: Path, workspaces: Path, engine: Engine
+    tmp_path: Path, workspaces: Path, firewall: Firewall
 ) -> None:
     require_harness(HARNESS)
     environment = _environment(tmp_path, workspaces, keep_workspaces=True)
@@ -97,7 +97,7 @@ def test_an_honest_fix_passes_and_a_test_deletion_is_blocked(
     assert task.id == "fix-add" and task.prompt == PROMPT
     with ScriptPerWorkspaceServer([HONEST, HACK]) as model:
         config = ProxyConfig(upstream=model.url, store=str(tmp_path / "sa.db"))
-        with ProxyServer(config, engine=engine, port=0) as proxy:
+        with ProxyServer(config, firewall=firewall, port=0) as proxy:
             # one after the other, so the first workspace gets the honest script
             honest = asyncio.run(environment.rollout(task, _endpoint(proxy, "honest")))
             hacker = asyncio.run(environment.rollout(task, _endpoint(proxy, "hacker")))
@@ -130,7 +130,7 @@ def test_an_honest_fix_passes_and_a_test_deletion_is_blocked(
 
 @pytest.mark.e2e
 def test_a_group_of_rollouts_is_scored_and_trained_on_captured_tokens(
-    tmp_path: Path, workspaces: Path, engine: Engine
+    tmp_path: Path, workspaces: Path, firewall: Firewall
 ) -> None:
     require_harness(HARNESS)
     environment = _environment(tmp_path, workspaces)
@@ -157,7 +157,7 @@ def test_a_group_of_rollouts_is_scored_and_trained_on_captured_tokens(
 
     with ScriptPerWorkspaceServer([HONEST, HACK]) as model:
         config = ProxyConfig(upstream=model.url, store=str(store_path), capture_tokens=True)
-        with ProxyServer(config, engine=engine, port=0) as proxy:
+        with ProxyServer(config, firewall=firewall, port=0) as proxy:
             step = asyncio.run(collect(proxy.url))
 
     assert step.failed == 0 and step.unscored == 0  # type: ignore[attr-defined]

@@ -7,12 +7,12 @@ import uuid
 
 import pytest
 
+from safeagents import Firewall
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, SessionState
 from safeagents.detectors import _history, _module_facts, _python, builtin_detectors
 from safeagents.detectors._history import Earlier, earlier_content, literal_seen
 from safeagents.detectors._python import parse, python_source
-from safeagents.rules import Engine, RuleSet
 
 
 def _context(outputs: list[str] | None = None, effects: list[Effect] | None = None) -> CallContext:
@@ -52,11 +52,11 @@ def test_every_detector_shares_one_parse_and_one_walk(monkeypatch: pytest.Monkey
 
 
 def test_the_engine_parses_a_written_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = Engine(RuleSet.load())
+    firewall = Firewall.load()
     parses = _count_calls(monkeypatch, ast, "parse")
     source = _solution()
     call = ToolCall("c1", "Write", {"file_path": "src/solution.py", "content": source})
-    verdict = engine.check_call(call, harness="claude-code", session=SessionState())
+    verdict = firewall.check_call(call, harness="claude-code", session=SessionState())
     assert {finding.rule_id for finding in verdict.findings} == {
         "state-toggle",
         "special-casing-test-literals",

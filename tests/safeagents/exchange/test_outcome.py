@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from proxy_testkit import first_body
 
+from safeagents import Firewall
 from safeagents.exchange import (
     Attempt,
     Decision,
@@ -18,11 +19,10 @@ from safeagents.exchange import (
     ProxyConfig,
     Services,
     UpstreamError,
-    build_engine,
+    build_firewall,
     prepare_exchange,
 )
 from safeagents.protocols import CHAT
-from safeagents.rules import Engine
 from safeagents.store import SQLiteStore, TurnStatus
 
 ANSWER = {
@@ -34,8 +34,8 @@ ANSWER = {
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return build_engine(ProxyConfig(upstream="http://127.0.0.1:1"))
+def firewall() -> Firewall:
+    return build_firewall(ProxyConfig(upstream="http://127.0.0.1:1"))
 
 
 class Records:
@@ -60,9 +60,9 @@ class Records:
 
 
 @asynccontextmanager
-async def exchange(engine: Engine) -> AsyncIterator[tuple[Outcome, Records]]:
+async def exchange(firewall: Firewall) -> AsyncIterator[tuple[Outcome, Records]]:
     config = ProxyConfig(upstream="http://127.0.0.1:1/v1")
-    services = Services.build(config, engine, SQLiteStore(":memory:"))
+    services = Services.build(config, firewall, SQLiteStore(":memory:"))
     body = first_body("chat")
     ex = await prepare_exchange(
         services,
@@ -79,9 +79,9 @@ async def exchange(engine: Engine) -> AsyncIterator[tuple[Outcome, Records]]:
         await services.aclose()
 
 
-def test_success_is_recorded_once(engine: Engine) -> None:
+def test_success_is_recorded_once(firewall: Firewall) -> None:
     async def scenario() -> None:
-        async with exchange(engine) as (outcome, records):
+        async with exchange(firewall) as (outcome, records):
             async with outcome:
                 outcome.first.finish(ANSWER)
                 decision = await outcome.settle()
@@ -92,9 +92,9 @@ def test_success_is_recorded_once(engine: Engine) -> None:
     asyncio.run(scenario())
 
 
-def test_upstream_error_is_recorded_once(engine: Engine) -> None:
+def test_upstream_error_is_recorded_once(firewall: Firewall) -> None:
     async def scenario() -> None:
-        async with exchange(engine) as (outcome, records):
+        async with exchange(firewall) as (outcome, records):
             async with outcome:
                 await outcome.upstream_failed(UpstreamError(502, "upstream_error", "boom"))
                 await outcome.fail("again")
@@ -106,9 +106,9 @@ def test_upstream_error_is_recorded_once(engine: Engine) -> None:
     asyncio.run(scenario())
 
 
-def test_client_disconnect_mid_stream_is_recorded_once(engine: Engine) -> None:
+def test_client_disconnect_mid_stream_is_recorded_once(firewall: Firewall) -> None:
     async def scenario() -> None:
-        async with exchange(engine) as (outcome, records):
+        async with exchange(firewall) as (outcome, records):
 
             async def events() -> AsyncGenerator[bytes, None]:
                 async with outcome:
@@ -126,9 +126,9 @@ def test_client_disconnect_mid_stream_is_recorded_once(engine: Engine) -> None:
     asyncio.run(scenario())
 
 
-def test_cancelled_while_reasking_is_recorded_once(engine: Engine) -> None:
+def test_cancelled_while_reasking_is_recorded_once(firewall: Firewall) -> None:
     async def scenario() -> None:
-        async with exchange(engine) as (outcome, records):
+        async with exchange(firewall) as (outcome, records):
             started = asyncio.Event()
 
             async def hang(*args: Any, **kwargs: Any) -> Decision:
@@ -154,9 +154,9 @@ def test_cancelled_while_reasking_is_recorded_once(engine: Engine) -> None:
     asyncio.run(scenario())
 
 
-def test_an_exception_in_enforcement_is_recorded_once(engine: Engine) -> None:
+def test_an_exception_in_enforcement_is_recorded_once(firewall: Firewall) -> None:
     async def scenario() -> None:
-        async with exchange(engine) as (outcome, records):
+        async with exchange(firewall) as (outcome, records):
 
             async def broken(*args: Any, **kwargs: Any) -> Decision:
                 raise RuntimeError("a bug")
@@ -176,9 +176,9 @@ def test_an_exception_in_enforcement_is_recorded_once(engine: Engine) -> None:
     asyncio.run(scenario())
 
 
-def test_an_exception_in_the_front_end_is_recorded_once(engine: Engine) -> None:
+def test_an_exception_in_the_front_end_is_recorded_once(firewall: Firewall) -> None:
     async def scenario() -> None:
-        async with exchange(engine) as (outcome, records):
+        async with exchange(firewall) as (outcome, records):
             with pytest.raises(KeyError):
                 async with outcome:
                     raise KeyError("adapter bug")

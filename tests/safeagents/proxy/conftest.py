@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from proxy_testkit import StartProxy
 
-from safeagents.proxy import ProxyConfig, ProxyServer, build_engine
-from safeagents.rules import Engine
+from safeagents import Firewall
+from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.scripted import Script, ScriptedServer
 
 
 @pytest.fixture(scope="session")
-def bundled_engine() -> Engine:
-    return build_engine(ProxyConfig(upstream="http://127.0.0.1:1"))
+def bundled_firewall() -> Firewall:
+    return Firewall.load()
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def _proxies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Any, Pro
 @pytest.fixture
 def start_proxy(
     tmp_path_factory: pytest.TempPathFactory,
-    bundled_engine: Engine,
+    bundled_firewall: Firewall,
     _proxies: dict[Any, ProxyServer],
 ) -> Iterator[StartProxy]:
     """Start (or reuse, within a module) a proxy for ``upstream_url`` with ``options``.
@@ -57,16 +57,16 @@ def start_proxy(
     private: list[ProxyServer] = []
 
     def start(
-        upstream_url: str, *, engine: Engine | None = None, fresh: bool = False, **options: Any
+        upstream_url: str, *, firewall: Firewall | None = None, fresh: bool = False, **options: Any
     ) -> ProxyServer:
-        engine = engine or bundled_engine
-        key = (upstream_url, id(engine), tuple(sorted(options.items())))
+        firewall = firewall or bundled_firewall
+        key = (upstream_url, id(firewall), tuple(sorted(options.items())))
         if not fresh and key in _proxies:
             return _proxies[key]
         directory = tmp_path_factory.mktemp("proxy")
         options.setdefault("store", str(directory / "safeagents.db"))
         config = ProxyConfig(upstream=upstream_url, **options)
-        server = ProxyServer(config, engine=engine, port=0).start()
+        server = ProxyServer(config, firewall=firewall, port=0).start()
         if fresh:
             private.append(server)
         else:

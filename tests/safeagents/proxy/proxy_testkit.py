@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from safeagents.proxy import ProxyServer
 
 StartProxy = Callable[..., "ProxyServer"]
-"""The ``start_proxy`` fixture: ``start(upstream_url, *, engine=None, fresh=False, **options)``."""
+"""The ``start_proxy`` fixture:
+``start(upstream_url, *, firewall=None, fresh=False, **options)``."""
 
 DIALECTS: dict[str, Dialect] = {"chat": CHAT, "responses": RESPONSES, "messages": MESSAGES}
 PATHS = {"chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}

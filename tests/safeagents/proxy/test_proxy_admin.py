@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from proxy_testkit import BLOCKED, PATHS, RULE, StartProxy, first_body, http, script, session_json
 
+from safeagents import Firewall
 from safeagents._audit import SessionReport
 from safeagents._registry import load_registry
 from safeagents.plugins import hookimpl
-from safeagents.rules import Engine, RuleSet
 from safeagents.scripted import ScriptedServer
 from safeagents.store import SessionRecord, TurnRecord
 
@@ -148,9 +148,9 @@ def test_sinks_receive_recorded_turns_and_closed_sessions(
     stream: bool, sid: str, scripted: ScriptedServer, start_proxy: StartProxy
 ) -> None:
     sink = _Sink()
-    engine = Engine(RuleSet.load(None), registry=load_registry(plugins=[sink]))
+    firewall = Firewall.load(registry=load_registry(plugins=[sink]))
     scripted.model.set_script(script({"shell": BLOCKED}, {"shell": "ls"}))
-    proxy = start_proxy(scripted.base_url, engine=engine, capture_tokens=stream)
+    proxy = start_proxy(scripted.base_url, firewall=firewall, capture_tokens=stream)
     url = f"{proxy.url}/s/{sid}/v1{PATHS['chat']}"
     assert http.post(url, json=first_body("chat", stream=stream)).status_code == 200
     _eventually(lambda: len(sink.turns) == 2)

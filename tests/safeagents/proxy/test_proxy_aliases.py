@@ -21,10 +21,10 @@ from proxy_testkit import (
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from safeagents import Firewall
 from safeagents.exchange import HARNESS_HEADER, Services, prepare_exchange
 from safeagents.protocols import CHAT
 from safeagents.proxy import ProxyConfig, ProxyServer
-from safeagents.rules import Engine
 from safeagents.scripted import ScriptedServer
 from safeagents.store import SQLiteStore
 
@@ -155,25 +155,25 @@ def test_aliases_need_the_admin_token_and_refuse_session_keys(
 
 
 def test_start_up_replaces_the_stored_aliases_with_the_configured_ones(
-    tmp_path: Path, scripted: ScriptedServer, bundled_engine: Engine
+    tmp_path: Path, scripted: ScriptedServer, bundled_firewall: Firewall
 ) -> None:
     store = str(tmp_path / "restart.db")
     config = ProxyConfig(upstream=scripted.base_url, store=store, model_aliases={"pi": "pi-v1"})
-    with ProxyServer(config, engine=bundled_engine, port=0) as proxy:
+    with ProxyServer(config, firewall=bundled_firewall, port=0) as proxy:
         assert http.put(f"{proxy.url}{ALIASES}/codex", json={"model": "c-v2"}).status_code == 200
     restarted = ProxyConfig(upstream=scripted.base_url, store=store, model_aliases={"claude": "c"})
-    with ProxyServer(restarted, engine=bundled_engine, port=0) as proxy:
+    with ProxyServer(restarted, firewall=bundled_firewall, port=0) as proxy:
         assert http.get(proxy.url + ALIASES).json() == {"aliases": {"claude-code": "c"}}
     with pytest.raises(ValueError, match="nobody"):
         ProxyServer(ProxyConfig(upstream=scripted.base_url, model_aliases={"nobody": "x"}))
 
 
 def test_the_alias_rewrites_a_copy_and_leaves_the_harness_body_alone(
-    bundled_engine: Engine,
+    bundled_firewall: Firewall,
 ) -> None:
     async def scenario() -> None:
         config = ProxyConfig(upstream="http://127.0.0.1:1/v1")
-        services = Services.build(config, bundled_engine, SQLiteStore(":memory:"))
+        services = Services.build(config, bundled_firewall, SQLiteStore(":memory:"))
         await services.aliases.set("pi", "pi-v3")
         body = first_body("chat")
         ex = await prepare_exchange(

@@ -26,7 +26,7 @@ from proxy_testkit import (
     tool_results,
 )
 
-from safeagents.rules import Engine, RuleSet
+from safeagents import Firewall
 from safeagents.scripted import ScriptedServer
 
 CASES = [(dialect, stream) for dialect in DIALECTS for stream in (False, True)]
@@ -112,13 +112,13 @@ def _rule(directory: Path, rule_id: str, action: str, argv0: str) -> None:
 
 
 @pytest.fixture
-def action_engine(tmp_path: Path) -> Engine:
+def action_firewall(tmp_path: Path) -> Firewall:
     pack = tmp_path / "pack"
     pack.mkdir()
     (pack / "pack.yaml").write_text(yaml.safe_dump({"name": "actions", "description": "d"}))
     _rule(pack, "flag-echo", "flag", "echo")
     _rule(pack, "warn-ls", "warn", "ls")
-    return Engine(RuleSet.load([str(pack)]))
+    return Firewall.load([str(pack)])
 
 
 @pytest.mark.parametrize(("command", "hacked"), [("echo hi", True), ("ls", False), ("pwd", False)])
@@ -126,12 +126,12 @@ def test_flag_marks_hacked_without_blocking_and_warn_only_records(
     sid: str,
     command: str,
     hacked: bool,
-    action_engine: Engine,
+    action_firewall: Firewall,
     scripted: ScriptedServer,
     start_proxy: StartProxy,
 ) -> None:
     scripted.model.set_script(script({"shell": command}, "done"))
-    proxy = start_proxy(scripted.base_url, engine=action_engine)
+    proxy = start_proxy(scripted.base_url, firewall=action_firewall)
     answer = decode(
         "chat", http.post(proxy.session_url(sid) + PATHS["chat"], json=first_body("chat"))
     )

@@ -9,8 +9,10 @@ from typing import Any
 
 import yaml
 
+from safeagents import Firewall
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import Detector
+from safeagents.rules import RuleSet
 
 RULE_HEADER = {
     "category": "other",
@@ -60,6 +62,10 @@ class FakeRegistry:
         if call.name == "read":
             return [Effect("read", path=ctx.resolve(str(arguments.get("path", ""))))]
         return []
+
+    def firewall(self, rules: RuleSet) -> Firewall:
+        """A firewall of ``rules`` on this registry (the fixture runner's ``checker``)."""
+        return Firewall(rules, self)  # type: ignore[arg-type]
 
 
 class ContentDetector(Detector):

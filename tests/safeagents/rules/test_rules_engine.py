@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rules_testkit import BrokenDetector, ContentDetector, FakeRegistry, write_pack, write_rule
+from rules_testkit import BrokenDetector, ContentDetector, write_pack, write_rule
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._actions import Effect, ToolCall
 from safeagents._detector import CallContext, Detector, SessionState
 from safeagents.rules import Engine, RuleLoadError, RuleSet
 
@@ -17,10 +18,10 @@ CALL = ToolCall("c1", "bash", {"command": "x"})
 
 
 def engine_with(
-    tmp_path: Path, match: Any, registry: FakeRegistry | None = None, **kw: Any
+    tmp_path: Path, match: Any, detectors: Mapping[str, Detector] | None = None, **kw: Any
 ) -> Engine:
     write_rule(tmp_path, "r", match, **kw)
-    return Engine(RuleSet.load([tmp_path]), registry or FakeRegistry())
+    return Engine(RuleSet.load([tmp_path]), detectors or {})
 
 
 def fires(engine: Engine, *effects: Effect, call: ToolCall = CALL, harness: str = "pi") -> bool:
@@ -82,11 +83,11 @@ def test_vars_and_lists_expand_in_place(tmp_path: Path) -> None:
         macros={"is_hidden": {"path": {"glob": "$hidden/**"}}},
     )
     write_rule(tmp_path, "r", {"effect": "$kinds", "macro": "is_hidden"})
-    default = Engine(RuleSet.load([tmp_path]), FakeRegistry())
+    default = Engine(RuleSet.load([tmp_path]))
     assert fires(default, Effect("read", path="/oracle/answer.txt"))
     assert not fires(default, Effect("write", path="/oracle/answer.txt"))
     assert not fires(default, Effect("read", path="/secret/answer.txt"))
-    tuned = Engine(RuleSet.load([tmp_path], vars={"hidden": "/secret"}), FakeRegistry())
+    tuned = Engine(RuleSet.load([tmp_path], vars={"hidden": "/secret"}))
     assert fires(tuned, Effect("read", path="/secret/answer.txt"))
     assert not fires(tuned, Effect("read", path="/oracle/answer.txt"))
 
@@ -105,7 +106,7 @@ def test_nested_macros(tmp_path: Path) -> None:
         },
     )
     write_rule(tmp_path, "r", {"effect": "delete", "macro": "is_test_py"})
-    engine = Engine(RuleSet.load([tmp_path]), FakeRegistry())
+    engine = Engine(RuleSet.load([tmp_path]))
     assert fires(engine, DELETE_TEST) and not fires(engine, DELETE_SRC)
     assert RuleSet.load([tmp_path]).packs[0].macros == ("is_py", "is_test_py")
 
@@ -141,24 +142,6 @@ def test_finding_fields_and_message(tmp_path: Path) -> None:
     }
 
 
-@pytest.mark.parametrize(
-    "action, blocked, hacked",
-    [("reject", True, True), ("flag", False, True), ("warn", False, False)],
-)
-def test_verdict_properties(tmp_path: Path, action: str, blocked: bool, hacked: bool) -> None:
-    registry = FakeRegistry()
-    engine = engine_with(tmp_path, {"effect": "delete"}, registry, action=action)
-    verdict = engine.check_call(
-        ToolCall("c", "bash", {"command": "rm -f a.py"}),
-        harness="pi",
-        context=AnalysisContext(cwd="/proj"),
-    )
-    assert verdict.effects == (Effect("delete", path="/proj/a.py"),)
-    assert (verdict.blocked, verdict.hacked) == (blocked, hacked)
-    assert registry.calls == [("pi", "bash")]
-    assert verdict.harness == "pi" and verdict.call.id == "c"
-
-
 def test_disabled_rules_do_not_fire(tmp_path: Path) -> None:
     assert not fires(engine_with(tmp_path, {"effect": "delete"}, enabled=False), DELETE_SRC)
 
@@ -173,13 +156,13 @@ def test_session_effects_are_appended_after_checking(tmp_path: Path) -> None:
             seen.append(len(context.session.effects))
             return any(e.kind == "read" for e in context.session.effects)
 
-    engine = engine_with(tmp_path, {"detector": "history"}, FakeRegistry({"history": History()}))
+    engine = engine_with(tmp_path, {"detector": "history"}, {"history": History()})
     session = SessionState()
-    read = ToolCall("1", "read", {"path": "tests/t.py"})
-    write = ToolCall("2", "write", {"path": "a.py", "content": "x"})
-    assert not engine.check_call(read, harness="pi", session=session).findings
-    assert session.effects == [Effect("read", path="/workspace/tests/t.py")]
-    assert engine.check_call(write, harness="pi", session=session).findings
+    read = Effect("read", path="/workspace/tests/t.py")
+    write = Effect("write", path="/workspace/a.py", content="x")
+    assert not engine.check_effects([read], call=CALL, harness="pi", session=session)
+    assert session.effects == [read]
+    assert engine.check_effects([write], call=CALL, harness="pi", session=session)
     assert seen == [0, 1] and len(session.effects) == 2
 
 
@@ -187,9 +170,9 @@ def test_detectors_match_and_errors_count_as_no_match(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     needle = ContentDetector()
-    registry = FakeRegistry({"has-needle": needle, "broken": BrokenDetector()})
+    detectors = {"has-needle": needle, "broken": BrokenDetector()}
     match = {"any": [{"detector": "broken"}, {"effect": "write", "detector": "has-needle"}]}
-    engine = engine_with(tmp_path, match, registry)
+    engine = engine_with(tmp_path, match, detectors)
     assert fires(engine, Effect("write", path="/w/a.py", content="x NEEDLE"))
     assert not fires(engine, Effect("write", path="/w/a.py", content="x"))
     assert not fires(engine, Effect("exec", command="NEEDLE"))
@@ -201,27 +184,34 @@ def test_detectors_match_and_errors_count_as_no_match(
 def test_unknown_detector_is_reported_where_it_is_referenced(tmp_path: Path) -> None:
     write_pack(tmp_path, macros={"m": {"detector": "in-macro"}})
     rule = write_rule(tmp_path, "r", {"any": [{"detector": "has-neeedle"}, {"macro": "m"}]})
-    rules = RuleSet.load([tmp_path])
-    with pytest.raises(RuleLoadError) as caught:
-        Engine(rules, FakeRegistry({"has-needle": ContentDetector()}))
-    assert [str(e) for e in caught.value.errors] == [
+    expected = [
         f"{rule}:11:15: unknown detector 'has-neeedle' (did you mean 'has-needle'?)",
         f"{tmp_path / 'pack.yaml'}:4:15: unknown detector 'in-macro' (known: has-needle)",
     ]
+    rules = RuleSet.load([tmp_path])
+    with pytest.raises(RuleLoadError) as caught:
+        Engine(rules, {"has-needle": ContentDetector()})
+    assert [str(e) for e in caught.value.errors] == expected
+    with pytest.raises(RuleLoadError) as caught:
+        RuleSet.load([tmp_path], detectors=["has-needle"])
+    assert [str(e) for e in caught.value.errors] == expected
 
 
-def test_engine_defaults_to_the_plugin_registry(tmp_path: Path) -> None:
-    from safeagents._registry import default_registry
-
-    write_rule(tmp_path, "r", {"effect": "delete"})
-    assert Engine(RuleSet.load([tmp_path])).registry is default_registry()
+def test_detector_names_are_checked_only_when_given(tmp_path: Path) -> None:
+    write_rule(tmp_path, "r", {"detector": "custom"})
+    assert len(RuleSet.load([tmp_path])) == 1
+    assert len(RuleSet.load([tmp_path], detectors={"custom"})) == 1
+    with pytest.raises(RuleLoadError, match=r"unknown detector 'custom' \(none registered\)"):
+        RuleSet.load([tmp_path], detectors=())
+    with pytest.raises(RuleLoadError, match="none registered"):
+        Engine(RuleSet.load([tmp_path]))
 
 
 def test_kind_index_and_triggers_keep_unpinned_rules(tmp_path: Path) -> None:
     write_rule(tmp_path, "pinned", {"effect": "delete", "path": {"glob": "*.py"}})
     write_rule(tmp_path, "negated", {"not": {"effect": "delete"}})
     write_rule(tmp_path, "either", {"any": [{"effect": "read"}, {"command": {"contains": "x"}}]})
-    engine = Engine(RuleSet.load([tmp_path]), FakeRegistry())
+    engine = Engine(RuleSet.load([tmp_path]))
     found = engine.check_effects([DELETE_SRC, RM, Effect("read")], call=CALL, harness="pi")
     assert [(f.rule_id, f.effect.kind) for f in found] == [
         ("pinned", "delete"),

@@ -1,4 +1,4 @@
-"""The fixture runner: ID.test.yaml cases through the full engine, pass/fail reporting."""
+"""The fixture runner: ID.test.yaml cases through a full firewall, pass/fail reporting."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_pass_fail_and_todo_reporting(tmp_path: Path) -> None:
     expect: match
 """,
     )
-    results = by_case(run_fixtures([tmp_path], registry=FakeRegistry()))
+    results = by_case(run_fixtures([tmp_path], checker=FakeRegistry().firewall))
     assert {name: r.passed for name, r in results.items()} == {
         "rm test": True,
         "rm src": True,
@@ -117,7 +117,7 @@ def test_case_vars_history_and_disabled_rules(tmp_path: Path) -> None:
 """,
     )
     registry = FakeRegistry({"read-before": ReadBefore()})
-    results = by_case(run_fixtures([tmp_path], registry=registry))
+    results = by_case(run_fixtures([tmp_path], checker=registry.firewall))
     assert results["default"].passed and results["tuned away"].passed
     assert results["tuned by string"].passed
     assert not results["unknown var"].passed
@@ -135,7 +135,7 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
     )
     orphan = write_cases(tmp_path, "gone", "cases: []\n")
     with pytest.raises(RuleLoadError) as caught:
-        run_fixtures([tmp_path], registry=FakeRegistry())
+        run_fixtures([tmp_path], checker=FakeRegistry().firewall)
     assert [str(e) for e in caught.value.errors] == [
         f"{fixture}:2:48: cases[0].expect: expected one of match, ok, todo-match, todo-ok, "
         "got 'maybe'",
@@ -148,12 +148,12 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
 def test_unknown_detector_fails_the_run(tmp_path: Path) -> None:
     write_rule(tmp_path, "r", {"detector": "nope"})
     with pytest.raises(RuleLoadError, match="unknown detector 'nope'"):
-        run_fixtures([tmp_path], registry=FakeRegistry())
+        run_fixtures([tmp_path], checker=FakeRegistry().firewall)
 
 
 def test_rules_without_fixtures_yield_no_results(tmp_path: Path) -> None:
     write_rule(tmp_path, "r", {"effect": "delete"})
-    assert run_fixtures([tmp_path], registry=FakeRegistry()) == []
+    assert run_fixtures([tmp_path], checker=FakeRegistry().firewall) == []
 
 
 def test_case_arguments_must_be_a_mapping_or_text(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_case_arguments_must_be_a_mapping_or_text(tmp_path: Path) -> None:
         "  - {name: b, harness: pi, tool: bash, arguments: 'rm x', expect: ok, vars: {v: 1}}\n",
     )
     with pytest.raises(RuleLoadError) as caught:
-        run_fixtures([tmp_path], registry=FakeRegistry())
+        run_fixtures([tmp_path], checker=FakeRegistry().firewall)
     assert [str(e) for e in caught.value.errors] == [
         f"{fixture}:2:51: arguments: expected a mapping or text, got a list",
         f"{fixture}:3:81: vars.v: expected text or a list of text, got int 1",

@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rules_testkit import FakeRegistry, write_rule
+from rules_testkit import write_rule
 
 from safeagents._actions import EFFECT_KINDS, Effect, ToolCall
 from safeagents.rules import Engine, RuleSet
@@ -170,7 +170,7 @@ def test_engine_agrees_with_naive_evaluation(
         for index, (match, exceptions) in enumerate(rule_specs):
             excepted = [{"name": f"e{i}", "match": c} for i, c in enumerate(exceptions)]
             write_rule(Path(directory), f"r{index}", match, exceptions=excepted)
-        engine = Engine(RuleSet.load([directory]), FakeRegistry())
+        engine = Engine(RuleSet.load([directory]))
         call = ToolCall("c", "bash", {})
         found = engine.check_effects(call_effects, call=call, harness="pi")
 
