@@ -11,12 +11,20 @@ from safeagents.rules._engine import Engine
 from safeagents.rules._errors import RuleError, RuleLoadError
 from safeagents.rules._fixtures import FixtureResult, run_fixtures
 from safeagents.rules._loader import RuleSet, parse_vars
-from safeagents.rules._model import CallVerdict, Finding, Pack, Rule, RuleException
+from safeagents.rules._model import (
+    HACK_ACTIONS,
+    CallVerdict,
+    Finding,
+    Pack,
+    Rule,
+    RuleException,
+)
 from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
 
 __all__ = [
     "ACTIONS",
     "CATEGORIES",
+    "HACK_ACTIONS",
     "SEVERITIES",
     "CallVerdict",
     "Engine",
