@@ -9,15 +9,19 @@ import textwrap
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
+from safeagents.detectors._module_facts import ModuleFacts, module_facts
 
 __all__ = [
     "MAX_SOURCE_CHARS",
     "GuardedDetector",
+    "PythonCode",
+    "PythonDetector",
     "enclosing_text",
     "is_test_path",
     "parse",
@@ -63,6 +67,56 @@ class GuardedDetector(Detector):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+@dataclass(frozen=True, slots=True)
+class PythonCode:
+    """Parsed Python text that a write or edit puts on disk."""
+
+    source: str
+    path: str | None
+    test_file: bool
+    tree: ast.Module
+
+    @property
+    def facts(self) -> ModuleFacts:
+        return module_facts(self.tree)
+
+
+class PythonDetector(GuardedDetector):
+    """A detector of the Python that a write or edit puts on disk.
+
+    :meth:`detect` is the opening they share: the Python text (:func:`python_source`), none
+    for a file it does not :meth:`examine` (by default: test files), none without one of
+    the ``hints`` (a cheap filter before parsing), then the parsed code to :meth:`inspect`,
+    or text that does not parse to :meth:`unparsed` (by default: ``fallback`` is found).
+    """
+
+    hints: ClassVar[tuple[str, ...]] = ()
+    fallback: ClassVar[re.Pattern[str] | None] = None
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        source = python_source(effect, context)
+        if source is None:
+            return False
+        test_file = is_test_path(effect.path)
+        if not self.examines(effect.path, test_file):
+            return False
+        if self.hints and not any(hint in source for hint in self.hints):
+            return False
+        tree = parse(source)
+        if tree is None:
+            return self.unparsed(source, test_file)
+        return self.inspect(PythonCode(source, effect.path, test_file, tree), context)
+
+    def examines(self, path: str | None, test_file: bool) -> bool:
+        return not test_file
+
+    def unparsed(self, source: str, test_file: bool) -> bool:
+        return self.fallback is not None and bool(self.fallback.search(source))
+
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        raise NotImplementedError("The 'inspect' method must be implemented.")
 
 
 def is_test_path(path: str | None) -> bool:
