@@ -10,7 +10,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, ClassVar
 
 from safeagents._actions import Effect
@@ -32,10 +31,6 @@ __all__ = [
 
 MAX_SOURCE_CHARS = 1_000_000
 
-_TEST_DIRS = frozenset({"tests", "test", "__tests__"})
-_TEST_FILE = re.compile(
-    r"^(?:test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*\.spec\.\w+)$"
-)
 _PYTHON_SHEBANG = re.compile(r"^#![^\n]*python")
 _CACHE_SIZE = 4
 _CACHE_CHARS = 2 * MAX_SOURCE_CHARS
@@ -99,7 +94,7 @@ class PythonDetector(GuardedDetector):
         source = python_source(effect, context)
         if source is None:
             return False
-        test_file = is_test_path(effect.path)
+        test_file = is_test_path(effect.path, context)
         if not self.examines(effect.path, test_file):
             return False
         if self.hints and not any(hint in source for hint in self.hints):
@@ -119,17 +114,18 @@ class PythonDetector(GuardedDetector):
         raise NotImplementedError("The 'inspect' method must be implemented.")
 
 
-def is_test_path(path: str | None) -> bool:
-    """Whether ``path`` belongs to a test suite (test file name or a ``tests/`` directory)."""
+def is_test_path(path: str | None, context: CallContext) -> bool:
+    """Whether ``path`` belongs to a test suite, by the one definition rules also use.
+
+    That definition is the ``test_files`` list of the loaded rule packs (the bundled one is
+    in ``rules/reward-hacking/pack.yaml``, beside the ``is_test_path`` macro), which the
+    engine hands detectors as :attr:`CallContext.is_test_path`: rule authors see and change
+    it in one place, and a rule's ``not: {macro: is_test_path}`` and a detector it calls
+    never disagree. A context built without the engine knows no test paths.
+    """
     if not path:
         return False
-    return _is_test_path(path)
-
-
-@lru_cache(maxsize=1024)
-def _is_test_path(path: str) -> bool:
-    parts = path.replace("\\", "/").split("/")
-    return bool(_TEST_FILE.match(parts[-1])) or any(part in _TEST_DIRS for part in parts[:-1])
+    return context.is_test_path(path.replace("\\", "/"))
 
 
 def written_text(effect: Effect) -> str | None:

@@ -19,6 +19,7 @@ from safeagents.rules._model import (
     Rule,
     RuleException,
 )
+from safeagents.rules._paths import list_matcher
 from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "RuleLoadError",
     "RuleSet",
     "bundled_rules_path",
+    "list_matcher",
     "parse_vars",
     "run_fixtures",
 ]

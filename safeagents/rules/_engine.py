@@ -13,6 +13,7 @@ from safeagents.rules._compile import PatternBank
 from safeagents.rules._errors import ErrorSink, RuleError, did_you_mean
 from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import CallVerdict, Finding, Rule, render_message
+from safeagents.rules._paths import list_matcher
 from safeagents.rules._tree import Value, detector_calls, pinned_kinds, trigger_bits
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class Engine:
         self._bank: PatternBank = rules.pattern_bank
         self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
         self._plans: dict[str | None, _KindPlan] = self._plan()
+        self._test_path = list_matcher(rules.packs, "test_files")
 
     def check_call(
         self,
@@ -81,6 +83,7 @@ class Engine:
             analysis=context if context is not None else AnalysisContext(),
             session=state,
             effects=effects,
+            is_test_path=self._test_path,
         )
         fired: set[int] = set()
         findings: list[Finding] = []

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from detector_testkit import build_context
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._detector import CallContext, SessionState
+from safeagents._actions import Effect, ToolCall
+from safeagents._detector import CallContext
 from safeagents.detectors import StateToggle
 
 DETECTOR = StateToggle()
@@ -110,7 +111,7 @@ def test_edit_lines_are_read_in_their_new_text() -> None:
     new += "        return a * b + 1\n    return a * b\n"
     arguments = {"path": "src/calc.py", "edits": [{"oldText": "x", "newText": new}]}
     call = ToolCall(id="c1", name="edit", arguments=arguments)
-    context = CallContext(call, "pi", AnalysisContext(), SessionState())
+    context = build_context(call=call, harness="pi")
     added = "    mul.n = getattr(mul, 'n', 0) + 1\n    if mul.n > 1:\n        return a * b + 1"
     assert DETECTOR.matches(Effect("write", path="/workspace/src/calc.py", added=added), context)
 
