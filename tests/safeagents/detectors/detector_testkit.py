@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pytest
+
 from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._detector import CallContext, SessionState
+from safeagents._detector import CallContext, Detector, SessionState
 from safeagents.rules import RuleSet, list_matcher
 
 TEST_PATHS = list_matcher(RuleSet.load().packs, "test_files")
@@ -33,3 +35,22 @@ def build_context(
 
 def write(content: str, path: str = "/workspace/solution.py") -> Effect:
     return Effect("write", path=path, content=content)
+
+
+TableTest = Callable[[str, CallContext], None]
+
+
+def table_tests(
+    detector: Detector, match: Mapping[str, str], no_match: Mapping[str, str]
+) -> tuple[TableTest, TableTest]:
+    """``test_matches`` and ``test_near_misses``: every source written to a solution file."""
+
+    @pytest.mark.parametrize("source", match.values(), ids=match.keys())
+    def test_matches(source: str, context: CallContext) -> None:
+        assert detector.matches(write(source), context)
+
+    @pytest.mark.parametrize("source", no_match.values(), ids=no_match.keys())
+    def test_near_misses(source: str, context: CallContext) -> None:
+        assert not detector.matches(write(source), context)
+
+    return test_matches, test_near_misses
