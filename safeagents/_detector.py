@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -18,6 +19,10 @@ class SessionState:
     tool_outputs: list[str] = field(default_factory=list)
 
 
+def _no_test_paths(path: str) -> bool:
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class CallContext:
     """Everything known about the call an effect came from."""
@@ -28,6 +33,8 @@ class CallContext:
     session: SessionState
     effects: tuple[Effect, ...] = ()
     """All effects of this call, for detectors that relate them (env piped to curl)."""
+    is_test_path: Callable[[str], bool] = field(default=_no_test_paths)
+    """Whether a path is test code: the engine's is the loaded packs' ``test_files`` list."""
 
 
 class Detector:

@@ -22,19 +22,13 @@ import ast
 import re
 from typing import ClassVar
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import (
     FunctionNode,
     constant_truth,
 )
-from safeagents.detectors._module_facts import ModuleFacts, module_facts
-from safeagents.detectors._python import (
-    GuardedDetector,
-    is_test_path,
-    parse,
-    python_source,
-)
+from safeagents.detectors._module_facts import ModuleFacts
+from safeagents.detectors._python import PythonCode, PythonDetector
 
 __all__ = ["AlwaysEqual"]
 
@@ -52,20 +46,14 @@ _FALLBACK = re.compile(
 )
 
 
-class AlwaysEqual(GuardedDetector):
+class AlwaysEqual(PythonDetector):
     name: ClassVar[str] = "always-equal"
     description: ClassVar[str] = "written Python defines __eq__ that is always true"
+    hints: ClassVar[tuple[str, ...]] = ("__eq__", "__ne__")
+    fallback: ClassVar[re.Pattern[str] | None] = _FALLBACK
 
-    def detect(self, effect: Effect, context: CallContext) -> bool:
-        source = python_source(effect, context)
-        if source is None or is_test_path(effect.path):
-            return False
-        if "__eq__" not in source and "__ne__" not in source:
-            return False
-        tree = parse(source)
-        if tree is None:
-            return bool(_FALLBACK.search(source))
-        facts = module_facts(tree)
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        facts = code.facts
         for node in facts.of(*_CANDIDATES):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 wanted = _OPERATORS.get(node.name)

@@ -25,7 +25,6 @@ import ast
 import re
 from typing import ClassVar
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import (
     FunctionNode,
@@ -35,14 +34,8 @@ from safeagents.detectors._ast_facts import (
     is_input,
     local_names,
 )
-from safeagents.detectors._module_facts import ModuleFacts, Scope, module_facts
-from safeagents.detectors._python import (
-    GuardedDetector,
-    is_test_path,
-    parse,
-    python_source,
-    starts_indented,
-)
+from safeagents.detectors._module_facts import ModuleFacts, Scope
+from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 
 __all__ = ["ExitAtImport"]
 
@@ -55,19 +48,19 @@ _FALLBACK = re.compile(
 )
 
 
-class ExitAtImport(GuardedDetector):
+class ExitAtImport(PythonDetector):
     name: ClassVar[str] = "exit-at-import"
     description: ClassVar[str] = "written Python exits with success at import time"
+    hints: ClassVar[tuple[str, ...]] = ("exit", "quit", "SystemExit")
 
-    def detect(self, effect: Effect, context: CallContext) -> bool:
-        source = python_source(effect, context)
-        if source is None or not any(w in source for w in ("exit", "quit", "SystemExit")):
-            return False
-        test_file = is_test_path(effect.path)
-        tree = parse(source)
-        if tree is None:
-            return not test_file and bool(_FALLBACK.search(source))
-        facts = module_facts(tree)
+    def examines(self, path: str | None, test_file: bool) -> bool:
+        return True  # in test files only a literal success exit counts
+
+    def unparsed(self, source: str, test_file: bool) -> bool:
+        return not test_file and bool(_FALLBACK.search(source))
+
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        source, tree, test_file, facts = code.source, code.tree, code.test_file, code.facts
         aliases = facts.aliases
         exits = facts.of(ast.Raise, ast.Call)
         if not starts_indented(source) and any(

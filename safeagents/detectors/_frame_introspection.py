@@ -24,16 +24,9 @@ import ast
 import re
 from typing import ClassVar
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import dotted_name
-from safeagents.detectors._module_facts import module_facts
-from safeagents.detectors._python import (
-    GuardedDetector,
-    is_test_path,
-    parse,
-    python_source,
-)
+from safeagents.detectors._python import PythonCode, PythonDetector
 
 __all__ = ["FrameIntrospection"]
 
@@ -65,20 +58,14 @@ _FALLBACK = re.compile(
 )
 
 
-class FrameIntrospection(GuardedDetector):
+class FrameIntrospection(PythonDetector):
     name: ClassVar[str] = "frame-introspection"
     description: ClassVar[str] = "non-test Python inspects stack frames or the heap"
+    hints: ClassVar[tuple[str, ...]] = _HINTS + _HINT_ATTRIBUTES
+    fallback: ClassVar[re.Pattern[str] | None] = _FALLBACK
 
-    def detect(self, effect: Effect, context: CallContext) -> bool:
-        source = python_source(effect, context)
-        if source is None or is_test_path(effect.path):
-            return False
-        if not any(hint in source for hint in _HINTS + _HINT_ATTRIBUTES):
-            return False
-        tree = parse(source)
-        if tree is None:
-            return bool(_FALLBACK.search(source))
-        facts = module_facts(tree)
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        facts = code.facts
         aliases = facts.aliases
         for node in facts.of(ast.Attribute, ast.Call):
             if isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRIBUTES:

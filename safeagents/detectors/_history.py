@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from safeagents._detector import CallContext
+from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = ["Earlier", "earlier_content", "literal_seen", "names_of_tests", "recent_outputs"]
 
@@ -20,8 +19,6 @@ _PYTHON_TEST = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)", re.MULTI
 _JS_TEST = re.compile(r"^[ \t]*(?:it|test)[ \t]*\([ \t]*(['\"`])(.{1,200}?)\1", re.MULTILINE)
 _SEPARATOR = "\x00"
 _DIGEST_CACHE_SIZE = 256
-_digests: OrderedDict[int, tuple[str, _Digest]] = OrderedDict()
-_digests_lock = threading.Lock()
 _last_history: tuple[CallContext, tuple[int, int, int, int], _History] | None = None
 
 
@@ -172,18 +169,5 @@ class _Digest:
         return self._lines
 
 
-def _digest(output: str) -> _Digest:
-    """The digest of ``output``, kept while the session's outputs are asked about again."""
-    key = id(output)
-    with _digests_lock:
-        entry = _digests.get(key)
-        if entry is not None and entry[0] is output:
-            _digests.move_to_end(key)
-            return entry[1]
-    digest = _Digest(output)
-    with _digests_lock:
-        _digests[key] = (output, digest)
-        _digests.move_to_end(key)
-        while len(_digests) > _DIGEST_CACHE_SIZE:
-            _digests.popitem(last=False)
-    return digest
+_digest: IdentityCache[str, _Digest] = IdentityCache(_Digest, _DIGEST_CACHE_SIZE)
+"""The digest of an output, kept while the session's outputs are asked about again."""

@@ -7,12 +7,11 @@ innermost function or lambda around it) to skip functions that cannot match.
 from __future__ import annotations
 
 import ast
-import threading
-from collections import OrderedDict
 from itertools import chain
 from typing import Any, TypeVar
 
 from safeagents.detectors._ast_facts import FunctionNode, aliases_of_imports
+from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = ["ModuleFacts", "Scope", "module_facts"]
 
@@ -27,8 +26,6 @@ _CACHE_SIZE = 4
 """As small as the parse cache: the facts keep their tree alive."""
 
 _child_fields: dict[type[ast.AST], tuple[str, ...]] = {}
-_cache: OrderedDict[int, tuple[ast.AST, ModuleFacts]] = OrderedDict()
-_cache_lock = threading.Lock()
 
 
 class ModuleFacts:
@@ -143,16 +140,7 @@ def _walk(
 
 def module_facts(tree: ast.AST) -> ModuleFacts:
     """The facts of ``tree``, computed once per tree object and cached."""
-    key = id(tree)
-    with _cache_lock:
-        entry = _cache.get(key)
-        if entry is not None and entry[0] is tree:
-            _cache.move_to_end(key)
-            return entry[1]
-    facts = ModuleFacts(tree)
-    with _cache_lock:
-        _cache[key] = (tree, facts)
-        _cache.move_to_end(key)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return facts
+    return _cache(tree)
+
+
+_cache: IdentityCache[ast.AST, ModuleFacts] = IdentityCache(ModuleFacts, _CACHE_SIZE)

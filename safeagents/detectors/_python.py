@@ -9,15 +9,18 @@ import textwrap
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from functools import lru_cache
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
+from safeagents.detectors._module_facts import ModuleFacts, module_facts
 
 __all__ = [
     "MAX_SOURCE_CHARS",
     "GuardedDetector",
+    "PythonCode",
+    "PythonDetector",
     "enclosing_text",
     "is_test_path",
     "parse",
@@ -28,10 +31,6 @@ __all__ = [
 
 MAX_SOURCE_CHARS = 1_000_000
 
-_TEST_DIRS = frozenset({"tests", "test", "__tests__"})
-_TEST_FILE = re.compile(
-    r"^(?:test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*\.spec\.\w+)$"
-)
 _PYTHON_SHEBANG = re.compile(r"^#![^\n]*python")
 _CACHE_SIZE = 4
 _CACHE_CHARS = 2 * MAX_SOURCE_CHARS
@@ -65,17 +64,68 @@ class GuardedDetector(Detector):
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-def is_test_path(path: str | None) -> bool:
-    """Whether ``path`` belongs to a test suite (test file name or a ``tests/`` directory)."""
+@dataclass(frozen=True, slots=True)
+class PythonCode:
+    """Parsed Python text that a write or edit puts on disk."""
+
+    source: str
+    path: str | None
+    test_file: bool
+    tree: ast.Module
+
+    @property
+    def facts(self) -> ModuleFacts:
+        return module_facts(self.tree)
+
+
+class PythonDetector(GuardedDetector):
+    """A detector of the Python that a write or edit puts on disk.
+
+    :meth:`detect` is the opening they share: the Python text (:func:`python_source`), none
+    for a file it does not :meth:`examine` (by default: test files), none without one of
+    the ``hints`` (a cheap filter before parsing), then the parsed code to :meth:`inspect`,
+    or text that does not parse to :meth:`unparsed` (by default: ``fallback`` is found).
+    """
+
+    hints: ClassVar[tuple[str, ...]] = ()
+    fallback: ClassVar[re.Pattern[str] | None] = None
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        source = python_source(effect, context)
+        if source is None:
+            return False
+        test_file = is_test_path(effect.path, context)
+        if not self.examines(effect.path, test_file):
+            return False
+        if self.hints and not any(hint in source for hint in self.hints):
+            return False
+        tree = parse(source)
+        if tree is None:
+            return self.unparsed(source, test_file)
+        return self.inspect(PythonCode(source, effect.path, test_file, tree), context)
+
+    def examines(self, path: str | None, test_file: bool) -> bool:
+        return not test_file
+
+    def unparsed(self, source: str, test_file: bool) -> bool:
+        return self.fallback is not None and bool(self.fallback.search(source))
+
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        raise NotImplementedError("The 'inspect' method must be implemented.")
+
+
+def is_test_path(path: str | None, context: CallContext) -> bool:
+    """Whether ``path`` belongs to a test suite, by the one definition rules also use.
+
+    That definition is the ``test_files`` list of the loaded rule packs (the bundled one is
+    in ``rules/reward-hacking/pack.yaml``, beside the ``is_test_path`` macro), which the
+    engine hands detectors as :attr:`CallContext.is_test_path`: rule authors see and change
+    it in one place, and a rule's ``not: {macro: is_test_path}`` and a detector it calls
+    never disagree. A context built without the engine knows no test paths.
+    """
     if not path:
         return False
-    return _is_test_path(path)
-
-
-@lru_cache(maxsize=1024)
-def _is_test_path(path: str) -> bool:
-    parts = path.replace("\\", "/").split("/")
-    return bool(_TEST_FILE.match(parts[-1])) or any(part in _TEST_DIRS for part in parts[:-1])
+    return context.is_test_path(path.replace("\\", "/"))
 
 
 def written_text(effect: Effect) -> str | None:

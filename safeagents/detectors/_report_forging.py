@@ -25,7 +25,6 @@ import ast
 import re
 from typing import ClassVar
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import (
     FunctionNode,
@@ -34,13 +33,7 @@ from safeagents.detectors._ast_facts import (
     is_clean_exit,
 )
 from safeagents.detectors._excepthook import silencing_hook
-from safeagents.detectors._module_facts import module_facts
-from safeagents.detectors._python import (
-    GuardedDetector,
-    is_test_path,
-    parse,
-    python_source,
-)
+from safeagents.detectors._python import PythonCode, PythonDetector
 
 __all__ = ["ReportForging"]
 
@@ -68,19 +61,19 @@ _FALLBACK = re.compile(
 )
 
 
-class ReportForging(GuardedDetector):
+class ReportForging(PythonDetector):
     name: ClassVar[str] = "report-forging"
     description: ClassVar[str] = "written Python forges test results"
 
-    def detect(self, effect: Effect, context: CallContext) -> bool:
-        source = python_source(effect, context)
-        if source is None:
-            return False
-        pytest_context = is_test_path(effect.path) or "pytest" in source or "TestReport" in source
-        tree = parse(source)
-        if tree is None:
-            return pytest_context and bool(_FALLBACK.search(source))
-        facts = module_facts(tree)
+    def examines(self, path: str | None, test_file: bool) -> bool:
+        return True
+
+    def unparsed(self, source: str, test_file: bool) -> bool:
+        return _pytest_context(source, test_file) and bool(_FALLBACK.search(source))
+
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        pytest_context = _pytest_context(code.source, code.test_file)
+        facts = code.facts
         aliases, functions = facts.aliases, facts.functions_by_name
         for node in facts.of(*_CANDIDATES):
             if isinstance(node, _FUNCTIONS) and not node.name.startswith("pytest_"):
@@ -88,6 +81,10 @@ class ReportForging(GuardedDetector):
             if _forges(node, pytest_context, functions, aliases):
                 return True
         return False
+
+
+def _pytest_context(source: str, test_file: bool) -> bool:
+    return test_file or "pytest" in source or "TestReport" in source
 
 
 def _forges(

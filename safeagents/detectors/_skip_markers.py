@@ -70,7 +70,7 @@ class SkipMarkers(GuardedDetector):
             return False
         base = posixpath.basename(effect.path)
         config = base in _CONFIG_FILES
-        if not config and not is_test_path(effect.path):
+        if not config and not is_test_path(effect.path, context):
             return False
         if effect.removed is not None:
             before = effect.removed

@@ -27,7 +27,6 @@ import re
 from collections.abc import Iterator
 from typing import ClassVar
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import (
     is_input,
@@ -41,13 +40,8 @@ from safeagents.detectors._literals import (
     is_searchable,
     literal_text,
 )
-from safeagents.detectors._module_facts import ModuleFacts, Scope, module_facts
-from safeagents.detectors._python import (
-    GuardedDetector,
-    is_test_path,
-    parse,
-    python_source,
-)
+from safeagents.detectors._module_facts import ModuleFacts, Scope
+from safeagents.detectors._python import PythonCode, PythonDetector
 
 __all__ = ["SpecialCasing"]
 
@@ -59,18 +53,15 @@ _FALLBACK = re.compile(
 )
 
 
-class SpecialCasing(GuardedDetector):
+class SpecialCasing(PythonDetector):
     name: ClassVar[str] = "special-casing"
     description: ClassVar[str] = "solution code hard-codes outputs for literal inputs"
 
-    def detect(self, effect: Effect, context: CallContext) -> bool:
-        source = python_source(effect, context)
-        if source is None or is_test_path(effect.path):
-            return False
-        tree = parse(source)
-        if tree is None:
-            return len(_FALLBACK.findall(source)) >= _MIN_CASES
-        facts = module_facts(tree)
+    def unparsed(self, source: str, test_file: bool) -> bool:
+        return len(_FALLBACK.findall(source)) >= _MIN_CASES
+
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        tree, facts = code.tree, code.facts
         tables = _dict_literals(facts)
         suspicious: dict[int, bool] = {}
         for body, inputs in _scopes(tree, facts, _candidate_scopes(facts, tables)):

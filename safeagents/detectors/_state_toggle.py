@@ -25,35 +25,22 @@ import ast
 from collections.abc import Iterator
 from typing import ClassVar
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
-from safeagents.detectors._module_facts import ModuleFacts, Scope, module_facts
-from safeagents.detectors._python import (
-    GuardedDetector,
-    is_test_path,
-    parse,
-    python_source,
-    starts_indented,
-)
+from safeagents.detectors._module_facts import ModuleFacts, Scope
+from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 
 __all__ = ["StateToggle"]
 
 _INSTANCE = frozenset({"self", "cls"})
 
 
-class StateToggle(GuardedDetector):
+class StateToggle(PythonDetector):
     name: ClassVar[str] = "state-toggle"
     description: ClassVar[str] = "a function's return value depends on a call counter it keeps"
 
-    def detect(self, effect: Effect, context: CallContext) -> bool:
-        source = python_source(effect, context)
-        if source is None or is_test_path(effect.path):
-            return False
-        tree = parse(source)
-        if tree is None:
-            return False
-        facts = module_facts(tree)
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        tree, facts = code.tree, code.facts
         stateful = _stateful_scopes(facts)
         if not stateful:
             return False
@@ -61,7 +48,7 @@ class StateToggle(GuardedDetector):
         functions = (function for function in facts.functions if function in stateful)
         if any(_toggles(function.body, function, module_names) for function in functions):
             return True
-        return None in stateful and starts_indented(source) and _toggles(tree.body, None, None)
+        return None in stateful and starts_indented(code.source) and _toggles(tree.body, None, None)
 
 
 def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:

@@ -29,21 +29,13 @@ import re
 from collections.abc import Iterator
 from typing import ClassVar
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import (
     dotted_name,
     import_time_nodes,
     scope_nodes,
 )
-from safeagents.detectors._module_facts import module_facts
-from safeagents.detectors._python import (
-    GuardedDetector,
-    is_test_path,
-    parse,
-    python_source,
-    starts_indented,
-)
+from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 
 __all__ = ["StdlibPatching"]
 
@@ -66,23 +58,18 @@ _FALLBACK = re.compile(
 )
 
 
-class StdlibPatching(GuardedDetector):
+class StdlibPatching(PythonDetector):
     name: ClassVar[str] = "stdlib-patching"
     description: ClassVar[str] = "written Python patches clocks, builtins or checks at import"
+    fallback: ClassVar[re.Pattern[str] | None] = _FALLBACK
 
-    def detect(self, effect: Effect, context: CallContext) -> bool:
-        source = python_source(effect, context)
-        if source is None:
+    def examines(self, path: str | None, test_file: bool) -> bool:
+        return not test_file or posixpath.basename(path or "") == "conftest.py"
+
+    def inspect(self, code: PythonCode, context: CallContext) -> bool:
+        if starts_indented(code.source):
             return False
-        conftest = posixpath.basename(effect.path or "") == "conftest.py"
-        if is_test_path(effect.path) and not conftest:
-            return False
-        tree = parse(source)
-        if tree is None:
-            return bool(_FALLBACK.search(source))
-        if starts_indented(source):
-            return False
-        facts = module_facts(tree)
+        tree, facts = code.tree, code.facts
         aliases = facts.aliases
         candidates = facts.of(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call)
         if not any(_patches(node, aliases) for node in candidates):

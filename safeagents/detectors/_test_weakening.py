@@ -63,7 +63,7 @@ class TestWeakening(GuardedDetector):
     description: ClassVar[str] = "a write to a test file drops or defangs assertions"
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
-        if effect.kind != "write" or not effect.path or not is_test_path(effect.path):
+        if effect.kind != "write" or not effect.path or not is_test_path(effect.path, context):
             return False
         if effect.content is None and effect.added is None and effect.removed is None:
             return bool(effect.command) and script_weakens(effect.command or "")

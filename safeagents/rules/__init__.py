@@ -12,12 +12,21 @@ from safeagents.rules._engine import Engine
 from safeagents.rules._errors import RuleError, RuleLoadError
 from safeagents.rules._fixtures import CallChecker, FixtureResult, run_fixtures
 from safeagents.rules._loader import RuleSet, parse_vars
-from safeagents.rules._model import CallVerdict, Finding, Pack, Rule, RuleException
+from safeagents.rules._model import (
+    HACK_ACTIONS,
+    CallVerdict,
+    Finding,
+    Pack,
+    Rule,
+    RuleException,
+)
+from safeagents.rules._paths import list_matcher
 from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
 
 __all__ = [
     "ACTIONS",
     "CATEGORIES",
+    "HACK_ACTIONS",
     "SEVERITIES",
     "CallChecker",
     "CallVerdict",
@@ -31,6 +40,7 @@ __all__ = [
     "RuleLoadError",
     "RuleSet",
     "bundled_rules_path",
+    "list_matcher",
     "parse_vars",
     "run_fixtures",
 ]

@@ -12,6 +12,7 @@ from safeagents._detector import CallContext, Detector, SessionState
 from safeagents.rules._compile import PatternBank
 from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import Finding, Rule, render_message
+from safeagents.rules._paths import list_matcher
 from safeagents.rules._tree import Value, pinned_kinds, trigger_bits
 
 __all__ = ["Engine"]
@@ -42,6 +43,7 @@ class Engine:
         self._bank: PatternBank = rules.pattern_bank
         self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
         self._plans: dict[str | None, _KindPlan] = self._plan()
+        self._test_path = list_matcher(rules.packs, "test_files")
 
     def check_effects(
         self,
@@ -61,6 +63,7 @@ class Engine:
             analysis=context if context is not None else AnalysisContext(),
             session=state,
             effects=effects,
+            is_test_path=self._test_path,
         )
         fired: set[int] = set()
         findings: list[Finding] = []

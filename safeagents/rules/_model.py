@@ -11,8 +11,18 @@ from typing import Any
 from safeagents._actions import Effect, ToolCall
 from safeagents.rules._tree import NEVER, Condition
 
-__all__ = ["CallVerdict", "Finding", "Pack", "Rule", "RuleException", "render_message"]
+__all__ = [
+    "HACK_ACTIONS",
+    "CallVerdict",
+    "Finding",
+    "Pack",
+    "Rule",
+    "RuleException",
+    "render_message",
+]
 
+HACK_ACTIONS = frozenset({"reject", "flag"})
+"""The actions whose findings mark a call (and its session) as a reward hack."""
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -55,7 +65,11 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """A rule that fired on one effect of one tool call."""
+    """A rule that fired on one effect of one tool call.
+
+    ``effect`` is the effect it fired on; a finding read back from a transcript store has
+    none (the store keeps the eight other fields, and :meth:`to_json` is the shape shown).
+    """
 
     rule_id: str
     category: str
@@ -65,7 +79,11 @@ class Finding:
     tool: str
     summary: str
     message: str
-    effect: Effect
+    effect: Effect | None = field(default=None, kw_only=True)
+
+    @property
+    def hacked(self) -> bool:
+        return self.action in HACK_ACTIONS
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,7 +112,7 @@ class CallVerdict:
 
     @property
     def hacked(self) -> bool:
-        return any(finding.action in ("reject", "flag") for finding in self.findings)
+        return any(finding.hacked for finding in self.findings)
 
 
 def render_message(rule: Rule, effect: Effect, call: ToolCall) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import fields as dataclass_fields
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from safeagents.rules import Finding
+from safeagents.rules import HACK_ACTIONS, Finding
 
 __all__ = [
     "HACK_ACTIONS",
@@ -26,55 +26,24 @@ JSONObject = dict[str, Any]
 TurnKind = Literal["main", "side", "reask"]
 TurnStatus = Literal["ok", "aborted", "error"]
 HiddenKind = Literal["pair", "restore"]
-HACK_ACTIONS = frozenset({"reject", "flag"})
 
 
 @dataclass(frozen=True, slots=True)
-class FindingRecord:
-    """A finding as stored: the engine's :class:`Finding` fields plus whether it blocked."""
+class FindingRecord(Finding):
+    """A finding as stored: the engine's :class:`Finding` plus whether it blocked the call."""
 
-    rule_id: str
-    category: str
-    severity: str
-    action: str
-    tool_call_id: str
-    tool: str
-    summary: str
-    message: str
     blocked: bool = False
 
     @classmethod
     def from_finding(cls, finding: Finding, *, blocked: bool) -> FindingRecord:
-        return cls(
-            rule_id=finding.rule_id,
-            category=finding.category,
-            severity=finding.severity,
-            action=finding.action,
-            tool_call_id=finding.tool_call_id,
-            tool=finding.tool,
-            summary=finding.summary,
-            message=finding.message,
-            blocked=blocked,
-        )
-
-    @property
-    def hacked(self) -> bool:
-        return self.action in HACK_ACTIONS
-
-    def to_json(self) -> JSONObject:
-        """The same shape as ``safeagents check --format json`` findings."""
-        return {
-            "rule_id": self.rule_id,
-            "category": self.category,
-            "severity": self.severity,
-            "action": self.action,
-            "tool_call_id": self.tool_call_id,
-            "tool": self.tool,
-            "summary": self.summary,
-        }
+        stored = {name: getattr(finding, name) for name in _STORED_FIELDS}
+        return cls(**stored, blocked=blocked)
 
     def to_detail(self) -> JSONObject:
         return {**self.to_json(), "message": self.message, "blocked": self.blocked}
+
+
+_STORED_FIELDS = tuple(f.name for f in dataclass_fields(Finding) if f.name != "effect")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from safeagents.store._records import (
     FindingRecord,
     HiddenEntry,
+    HiddenKind,
     LiveState,
     SessionRecord,
     TokenRecord,
+    TurnKind,
     TurnRecord,
+    TurnStatus,
 )
 
 __all__ = [
@@ -32,13 +35,76 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
-SESSION_COLUMNS = (
-    "id, harness, dialect, cwd, model, created, updated, hacked, tool_calls, turns, stopped, "
-    "root_key, main_count, main_key"
-)
-FINDING_COLUMNS = (
-    "rule_id, category, severity, action, tool_call_id, tool, summary, message, blocked"
-)
+
+
+class _SessionRow(NamedTuple):
+    id: str
+    harness: str
+    dialect: str
+    cwd: str
+    model: str
+    created: float
+    updated: float
+    hacked: int
+    tool_calls: int
+    turns: int
+    stopped: int
+    root_key: str
+    main_count: int
+    main_key: str
+
+
+class _FindingRow(NamedTuple):
+    turn_id: int
+    rule_id: str
+    category: str
+    severity: str
+    action: str
+    tool_call_id: str
+    tool: str
+    summary: str
+    message: str
+    blocked: int
+
+
+class _TurnRow(NamedTuple):
+    id: int
+    session_id: str
+    exchange: str
+    attempt: int
+    kind: TurnKind
+    status: TurnStatus
+    dialect: str
+    harness: str
+    model: str
+    stream: int
+    request: str | None
+    response: str | None
+    delivered: str | None
+    usage: str | None
+    tokens: str | None
+    error: str | None
+    started: float
+    ended: float
+    seq: int
+    requested_model: str
+
+
+class _HiddenRow(NamedTuple):
+    dialect: str
+    kind: HiddenKind
+    at: int
+    anchor: str
+    call_id: str
+    items: str
+
+
+_SESSION_COLUMNS = ", ".join(_SessionRow._fields)
+_FINDING_ROW_COLUMNS = ", ".join(_FindingRow._fields)
+_TURN_COLUMNS = ", ".join(_TurnRow._fields)
+_HIDDEN_COLUMNS = ", ".join(_HiddenRow._fields)
+FINDING_COLUMNS = ", ".join(_FindingRow._fields[1:])
+"""The columns that hold a :class:`FindingRecord` (what the writer inserts)."""
 
 
 def dumps(value: Any) -> str | None:
@@ -88,30 +154,45 @@ def reading(function: Callable[[sqlite3.Connection], _T]) -> Callable[[sqlite3.C
     return run
 
 
-def _session_from_row(row: Sequence[Any]) -> SessionRecord:
+def _session_from_row(row: _SessionRow) -> SessionRecord:
     return SessionRecord(
-        id=row[0],
-        harness=row[1],
-        dialect=row[2],
-        cwd=row[3],
-        model=row[4],
-        created=row[5],
-        updated=row[6],
-        hacked=bool(row[7]),
-        tool_calls=row[8],
-        turns=row[9],
-        stopped=bool(row[10]),
-        root_key=row[11],
-        main_count=row[12],
-        main_key=row[13],
+        id=row.id,
+        harness=row.harness,
+        dialect=row.dialect,
+        cwd=row.cwd,
+        model=row.model,
+        created=row.created,
+        updated=row.updated,
+        hacked=bool(row.hacked),
+        tool_calls=row.tool_calls,
+        turns=row.turns,
+        stopped=bool(row.stopped),
+        root_key=row.root_key,
+        main_count=row.main_count,
+        main_key=row.main_key,
     )
 
 
-def _finding_from_row(row: Sequence[Any]) -> FindingRecord:
-    rule_id, category, severity, action, call_id, tool, summary, message, blocked = row
+def _finding_from_row(row: _FindingRow) -> FindingRecord:
     return FindingRecord(
-        rule_id, category, severity, action, call_id, tool, summary, message, bool(blocked)
+        rule_id=row.rule_id,
+        category=row.category,
+        severity=row.severity,
+        action=row.action,
+        tool_call_id=row.tool_call_id,
+        tool=row.tool,
+        summary=row.summary,
+        message=row.message,
+        blocked=bool(row.blocked),
     )
+
+
+def _findings(db: sqlite3.Connection, session_id: str) -> Iterator[_FindingRow]:
+    rows = db.execute(
+        f"SELECT {_FINDING_ROW_COLUMNS} FROM findings WHERE session_id = ? ORDER BY id",
+        (session_id,),
+    )
+    return map(_FindingRow._make, rows)
 
 
 def _outcome(db: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
@@ -122,21 +203,15 @@ def _outcome(db: sqlite3.Connection, session_id: str) -> dict[str, Any] | None:
 def get_session(
     db: sqlite3.Connection, session_id: str, *, with_findings: bool
 ) -> SessionRecord | None:
-    row = db.execute(
-        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+    found = db.execute(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
     ).fetchone()
-    if row is None:
+    if found is None:
         return None
-    record = _session_from_row(row)
+    record = _session_from_row(_SessionRow._make(found))
     findings: tuple[FindingRecord, ...] = ()
     if with_findings:
-        findings = tuple(
-            _finding_from_row(found)
-            for found in db.execute(
-                f"SELECT {FINDING_COLUMNS} FROM findings WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            )
-        )
+        findings = tuple(map(_finding_from_row, _findings(db, session_id)))
     return replace(record, outcome=_outcome(db, session_id), findings=findings)
 
 
@@ -144,74 +219,71 @@ def live_state(db: sqlite3.Connection, session_id: str) -> LiveState:
     session = get_session(db, session_id, with_findings=False)
     if session is None:
         return LiveState.empty()
+    rows = db.execute(
+        f"SELECT {_HIDDEN_COLUMNS} FROM hidden WHERE session_id = ? ORDER BY id",
+        (session_id,),
+    )
     hidden = tuple(
         HiddenEntry(
-            dialect=row[0],
-            kind=row[1],
-            at=row[2],
-            anchor=row[3],
-            call_id=row[4],
-            items=tuple(loads(row[5])),
+            dialect=row.dialect,
+            kind=row.kind,
+            at=row.at,
+            anchor=row.anchor,
+            call_id=row.call_id,
+            items=tuple(loads(row.items)),
         )
-        for row in db.execute(
-            "SELECT dialect, kind, at, anchor, call_id, items FROM hidden "
-            "WHERE session_id = ? ORDER BY id",
-            (session_id,),
-        )
+        for row in map(_HiddenRow._make, rows)
     )
     return LiveState(session, hidden)
 
 
 def list_sessions(db: sqlite3.Connection, limit: int, offset: int) -> list[SessionRecord]:
     rows = db.execute(
-        f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated DESC, id LIMIT ? OFFSET ?",
+        f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY updated DESC, id LIMIT ? OFFSET ?",
         (limit, offset),
     ).fetchall()
     outcomes = {
-        row[0]: dict(loads(row[1]))
-        for row in db.execute("SELECT session_id, outcome FROM outcomes")
+        session_id: dict(loads(outcome))
+        for session_id, outcome in db.execute("SELECT session_id, outcome FROM outcomes")
     }
-    return [replace(_session_from_row(row), outcome=outcomes.get(row[0])) for row in rows]
+    sessions = map(_session_from_row, map(_SessionRow._make, rows))
+    return [replace(session, outcome=outcomes.get(session.id)) for session in sessions]
 
 
 def turns(db: sqlite3.Connection, session_id: str) -> list[TurnRecord]:
     findings: dict[int, list[FindingRecord]] = {}
-    for row in db.execute(
-        f"SELECT turn_id, {FINDING_COLUMNS} FROM findings WHERE session_id = ? ORDER BY id",
+    for found in _findings(db, session_id):
+        findings.setdefault(found.turn_id, []).append(_finding_from_row(found))
+    rows = db.execute(
+        f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? ORDER BY seq",
         (session_id,),
-    ):
-        findings.setdefault(row[0], []).append(_finding_from_row(row[1:]))
+    )
     turns: list[TurnRecord] = []
-    for row in db.execute(
-        "SELECT id, session_id, exchange, attempt, kind, status, dialect, harness, model, "
-        "stream, request, response, delivered, usage, tokens, error, started, ended, seq, "
-        "requested_model "
-        "FROM turns WHERE session_id = ? ORDER BY seq",
-        (session_id,),
-    ):
-        tokens = loads(row[14])
+    for row in map(_TurnRow._make, rows):
+        delivered = row.response if row.delivered == SAME_AS_RESPONSE else row.delivered
+        tokens = loads(row.tokens)
         turns.append(
             TurnRecord(
-                session_id=row[1],
-                exchange=row[2],
-                attempt=row[3],
-                kind=row[4],
-                status=row[5],
-                dialect=row[6],
-                harness=row[7],
-                model=row[8],
-                stream=bool(row[9]),
-                request=loads(row[10]),
-                response=loads(row[11]),
-                delivered=loads(row[11] if row[12] == SAME_AS_RESPONSE else row[12]),
-                findings=tuple(findings.get(row[0], ())),
-                usage=loads(row[13]),
+                session_id=row.session_id,
+                exchange=row.exchange,
+                attempt=row.attempt,
+                kind=row.kind,
+                status=row.status,
+                dialect=row.dialect,
+                harness=row.harness,
+                model=row.model,
+                stream=bool(row.stream),
+                request=loads(row.request),
+                response=loads(row.response),
+                delivered=loads(delivered),
+                findings=tuple(findings.get(row.id, ())),
+                usage=loads(row.usage),
                 tokens=TokenRecord.from_json(tokens) if tokens is not None else None,
-                error=row[15],
-                started=row[16],
-                ended=row[17],
-                seq=row[18],
-                requested_model=row[19],
+                error=row.error,
+                started=row.started,
+                ended=row.ended,
+                seq=row.seq,
+                requested_model=row.requested_model,
             )
         )
     return turns

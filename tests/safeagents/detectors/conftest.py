@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import pytest
+from detector_testkit import build_context
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._detector import CallContext, SessionState
+from safeagents._detector import CallContext
 
 ContextFactory = Callable[..., CallContext]
-
-
-def build_context(outputs: Sequence[str] = (), effects: Sequence[Effect] = ()) -> CallContext:
-    return CallContext(
-        call=ToolCall(id="c1", name="write"),
-        harness="generic",
-        analysis=AnalysisContext(),
-        session=SessionState(effects=list(effects), tool_outputs=list(outputs)),
-    )
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
+from detector_testkit import table_tests, write
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
@@ -46,18 +46,7 @@ NO_MATCH = {
 }
 
 
-def write(content: str, path: str = "/workspace/solution.py") -> Effect:
-    return Effect("write", path=path, content=content)
-
-
-@pytest.mark.parametrize("source", MATCH.values(), ids=MATCH.keys())
-def test_matches(source: str, context: CallContext) -> None:
-    assert DETECTOR.matches(write(source), context)
-
-
-@pytest.mark.parametrize("source", NO_MATCH.values(), ids=NO_MATCH.keys())
-def test_near_misses(source: str, context: CallContext) -> None:
-    assert not DETECTOR.matches(write(source), context)
+test_matches, test_near_misses = table_tests(DETECTOR, MATCH, NO_MATCH)
 
 
 def test_indented_edit_fragment_matches(context: CallContext) -> None:

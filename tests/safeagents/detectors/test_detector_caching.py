@@ -6,6 +6,7 @@ import ast
 import uuid
 
 import pytest
+from detector_testkit import TEST_PATHS, build_context
 
 from safeagents import Firewall
 from safeagents._actions import AnalysisContext, Effect, ToolCall
@@ -17,7 +18,9 @@ from safeagents.detectors._python import parse, python_source
 
 def _context(outputs: list[str] | None = None, effects: list[Effect] | None = None) -> CallContext:
     session = SessionState(effects=effects or [], tool_outputs=outputs or [])
-    return CallContext(ToolCall("c1", "Write"), "claude-code", AnalysisContext(), session)
+    return CallContext(
+        ToolCall("c1", "Write"), "claude-code", AnalysisContext(), session, is_test_path=TEST_PATHS
+    )
 
 
 def _count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[object]:
@@ -84,7 +87,7 @@ def test_python_source_follows_the_effect_and_context_asked_about() -> None:
     new = "class R:\n    def __eq__(self, other):\n        return True\n"
     edit = Effect("write", path="/w/r.py", added="        return True", removed="x")
     call = ToolCall("c", "Edit", {"new_string": new})
-    with_new = CallContext(call, "g", AnalysisContext(), SessionState())
+    with_new = build_context(call=call, harness="g")
     without = _context()
     assert python_source(edit, with_new) == new
     assert python_source(edit, without) == "        return True"

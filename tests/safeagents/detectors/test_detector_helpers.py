@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 import pytest
+from detector_testkit import TEST_PATHS
 
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, SessionState
@@ -28,7 +29,7 @@ from safeagents.detectors._python import (
 def context_with(arguments: object = None, outputs: tuple[str, ...] = ()) -> CallContext:
     call = ToolCall(id="c1", name="Edit", arguments=arguments or {})  # type: ignore[arg-type]
     session = SessionState(tool_outputs=list(outputs))
-    return CallContext(call, "claude-code", AnalysisContext(), session)
+    return CallContext(call, "claude-code", AnalysisContext(), session, is_test_path=TEST_PATHS)
 
 
 @pytest.mark.parametrize(
@@ -42,6 +43,11 @@ def context_with(arguments: object = None, outputs: tuple[str, ...] = ()) -> Cal
         ("/w/src/sum.test.ts", True),
         ("/w/src/sum.spec.js", True),
         ("/w/src/__tests__/sum.js", True),
+        ("/w/src/sum.test.mjs", True),
+        ("/w/src/sum.spec.py", True),
+        ("/w/tests.py", True),
+        ("/w/testing/util.py", True),
+        ("C:\\w\\tests\\util.py", True),
         ("/w/src/testing_utils.py", False),
         ("/w/src/contest.py", False),
         ("/w/latest/app.py", False),
@@ -49,7 +55,7 @@ def context_with(arguments: object = None, outputs: tuple[str, ...] = ()) -> Cal
     ],
 )
 def test_is_test_path(path: str | None, expected: bool) -> None:
-    assert is_test_path(path) is expected
+    assert is_test_path(path, context_with()) is expected
 
 
 def test_python_source_by_extension_shebang_or_parse() -> None:

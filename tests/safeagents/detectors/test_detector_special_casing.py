@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
+from detector_testkit import table_tests, write
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors import SpecialCasing
 
@@ -76,18 +75,7 @@ NO_MATCH = {
 }
 
 
-def write(content: str, path: str = "/workspace/solution.py") -> Effect:
-    return Effect("write", path=path, content=content)
-
-
-@pytest.mark.parametrize("source", MATCH.values(), ids=MATCH.keys())
-def test_matches(source: str, context: CallContext) -> None:
-    assert DETECTOR.matches(write(source), context)
-
-
-@pytest.mark.parametrize("source", NO_MATCH.values(), ids=NO_MATCH.keys())
-def test_near_misses(source: str, context: CallContext) -> None:
-    assert not DETECTOR.matches(write(source), context)
+test_matches, test_near_misses = table_tests(DETECTOR, MATCH, NO_MATCH)
 
 
 def test_one_case_seen_in_a_test_file_read_earlier(make_context: ContextFactory) -> None:

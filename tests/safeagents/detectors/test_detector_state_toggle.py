@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
+from detector_testkit import build_context, table_tests, write
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._detector import CallContext, SessionState
+from safeagents._actions import Effect, ToolCall
+from safeagents._detector import CallContext
 from safeagents.detectors import StateToggle
 
 DETECTOR = StateToggle()
@@ -84,18 +84,7 @@ NO_MATCH = {
 }
 
 
-def write(content: str, path: str = "/workspace/solution.py") -> Effect:
-    return Effect("write", path=path, content=content)
-
-
-@pytest.mark.parametrize("source", MATCH.values(), ids=MATCH.keys())
-def test_matches(source: str, context: CallContext) -> None:
-    assert DETECTOR.matches(write(source), context)
-
-
-@pytest.mark.parametrize("source", NO_MATCH.values(), ids=NO_MATCH.keys())
-def test_near_misses(source: str, context: CallContext) -> None:
-    assert not DETECTOR.matches(write(source), context)
+test_matches, test_near_misses = table_tests(DETECTOR, MATCH, NO_MATCH)
 
 
 def test_indented_fragment(context: CallContext) -> None:
@@ -110,7 +99,7 @@ def test_edit_lines_are_read_in_their_new_text() -> None:
     new += "        return a * b + 1\n    return a * b\n"
     arguments = {"path": "src/calc.py", "edits": [{"oldText": "x", "newText": new}]}
     call = ToolCall(id="c1", name="edit", arguments=arguments)
-    context = CallContext(call, "pi", AnalysisContext(), SessionState())
+    context = build_context(call=call, harness="pi")
     added = "    mul.n = getattr(mul, 'n', 0) + 1\n    if mul.n > 1:\n        return a * b + 1"
     assert DETECTOR.matches(Effect("write", path="/workspace/src/calc.py", added=added), context)
 

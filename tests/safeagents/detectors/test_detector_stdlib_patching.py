@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from detector_testkit import write
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
@@ -46,10 +47,6 @@ NO_MATCH = {
     "unittest maxDiff": "import unittest\nunittest.TestCase.maxDiff = None\n",
     "local name time": "from time import time\ntime = 5\n",
 }
-
-
-def write(content: str, path: str = "/workspace/solution.py") -> Effect:
-    return Effect("write", path=path, content=content)
 
 
 @pytest.mark.parametrize("source", MATCH.values(), ids=MATCH.keys())

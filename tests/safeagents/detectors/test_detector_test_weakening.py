@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from detector_testkit import build_context
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._detector import CallContext, SessionState
+from safeagents._actions import Effect, ToolCall
+from safeagents._detector import CallContext
 from safeagents.detectors import TestWeakening
 
 ContextFactory = Callable[..., CallContext]
@@ -162,10 +163,8 @@ def test_edit_arguments_give_the_context() -> None:
     new = "def test_a():\n    return\n    assert x == 1\n"
     arguments = {"file_path": TEST_PATH, "old_string": old, "new_string": new}
     call = ToolCall(id="c1", name="Edit", arguments=arguments)
-    edit = CallContext(call, "claude-code", AnalysisContext(), SessionState())
+    edit = build_context(call=call, harness="claude-code")
     effect = Effect("write", path=TEST_PATH, removed="    x = f()", added="    return")
     assert DETECTOR.matches(effect, edit)
-    bare = CallContext(
-        ToolCall(id="c1", name="Edit"), "claude-code", AnalysisContext(), SessionState()
-    )
+    bare = build_context(call=ToolCall(id="c1", name="Edit"), harness="claude-code")
     assert not DETECTOR.matches(effect, bare)

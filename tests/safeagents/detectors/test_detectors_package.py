@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pluggy
+from detector_testkit import build_context
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import safeagents.detectors as detectors_package
 from safeagents import plugins
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._detector import CallContext, Detector, SessionState
+from safeagents._actions import Effect
+from safeagents._detector import CallContext, Detector
 from safeagents.detectors import builtin_detectors
 
 NAMES = {
@@ -46,11 +45,6 @@ HOSTILE = [
     "    if n == 0x" + "e" * 5000 + ":\n        return 2\n",
     "x = {" + "(" * 90 + ")" * 90 + ": 1}\n",
 ]
-
-
-def build_context(outputs: Sequence[str] = (), effects: Sequence[Effect] = ()) -> CallContext:
-    session = SessionState(effects=list(effects), tool_outputs=list(outputs))
-    return CallContext(ToolCall(id="c1", name="write"), "generic", AnalysisContext(), session)
 
 
 def test_hook_registers_every_builtin() -> None:

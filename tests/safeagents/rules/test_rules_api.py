@@ -33,7 +33,7 @@ def test_all_is_sorted_and_complete() -> None:
 
 
 def test_records_are_frozen() -> None:
-    finding = Finding("r", "other", "low", "warn", "c", "bash", "s", "m", Effect("exec"))
+    finding = Finding("r", "other", "low", "warn", "c", "bash", "s", "m", effect=Effect("exec"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         finding.rule_id = "x"  # type: ignore[misc]
     verdict = CallVerdict(ToolCall("c", "bash"), "pi", (), (finding,))

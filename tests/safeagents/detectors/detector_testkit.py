@@ -1,0 +1,56 @@
+"""Builders for detector tests: call contexts as the engine makes them, and written files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._detector import CallContext, Detector, SessionState
+from safeagents.rules import RuleSet, list_matcher
+
+TEST_PATHS = list_matcher(RuleSet.load().packs, "test_files")
+"""The bundled packs' ``test_files``, which the engine hands detectors."""
+
+
+def build_context(
+    outputs: Sequence[str] = (),
+    effects: Sequence[Effect] = (),
+    *,
+    call: ToolCall | None = None,
+    harness: str = "generic",
+    arguments: dict[str, Any] | None = None,
+) -> CallContext:
+    """A call (``write``, or ``call``) whose session saw ``outputs`` and ``effects`` earlier."""
+    return CallContext(
+        call=call or ToolCall(id="c1", name="write", arguments=arguments or {}),
+        harness=harness,
+        analysis=AnalysisContext(),
+        session=SessionState(effects=list(effects), tool_outputs=list(outputs)),
+        is_test_path=TEST_PATHS,
+    )
+
+
+def write(content: str, path: str = "/workspace/solution.py") -> Effect:
+    return Effect("write", path=path, content=content)
+
+
+TableTest = Callable[[str, CallContext], None]
+
+
+def table_tests(
+    detector: Detector, match: Mapping[str, str], no_match: Mapping[str, str]
+) -> tuple[TableTest, TableTest]:
+    """``test_matches`` and ``test_near_misses``: every source written to a solution file."""
+
+    @pytest.mark.parametrize("source", match.values(), ids=match.keys())
+    def test_matches(source: str, context: CallContext) -> None:
+        assert detector.matches(write(source), context)
+
+    @pytest.mark.parametrize("source", no_match.values(), ids=no_match.keys())
+    def test_near_misses(source: str, context: CallContext) -> None:
+        assert not detector.matches(write(source), context)
+
+    return test_matches, test_near_misses
