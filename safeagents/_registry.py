@@ -164,6 +164,7 @@ def load_registry(*, entry_points: bool = True, plugins: Sequence[object] = ()) 
     """Register the built-ins, then entry-point plugins, then ``plugins``; build a registry."""
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(safeagents.plugins)
+    pm.hook.safeagents_addhooks.call_historic(kwargs={"pluginmanager": pm})
     for module_name in DEFAULT_PLUGINS:
         _register_builtin(pm, module_name)
     if entry_points:

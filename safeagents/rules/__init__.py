@@ -2,26 +2,31 @@
 
 Load rules with :meth:`RuleSet.load`, build an :class:`Engine`, and call
 :meth:`Engine.check_call` for each tool call. ``docs/rule-dsl.md`` is the language reference.
+:func:`load_document` and :class:`RuleError` are the position-keeping YAML loading and
+``file:line:col`` errors the rules use, for other YAML files (the trainer's config).
 """
 
 from __future__ import annotations
 
 from safeagents.rules._discover import bundled_rules_path
 from safeagents.rules._engine import Engine
-from safeagents.rules._errors import RuleError, RuleLoadError
+from safeagents.rules._errors import RuleError, RuleLoadError, did_you_mean
 from safeagents.rules._fixtures import FixtureResult, run_fixtures
 from safeagents.rules._loader import RuleSet, parse_vars
 from safeagents.rules._model import CallVerdict, Finding, Pack, Rule, RuleException
 from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
+from safeagents.rules._yaml import Document, NodePath, load_document
 
 __all__ = [
     "ACTIONS",
     "CATEGORIES",
     "SEVERITIES",
     "CallVerdict",
+    "Document",
     "Engine",
     "Finding",
     "FixtureResult",
+    "NodePath",
     "Pack",
     "Rule",
     "RuleError",
@@ -29,6 +34,8 @@ __all__ = [
     "RuleLoadError",
     "RuleSet",
     "bundled_rules_path",
+    "did_you_mean",
+    "load_document",
     "parse_vars",
     "run_fixtures",
 ]
