@@ -16,7 +16,8 @@ from safeagents._actions import (
 )
 from safeagents._audit import InputError, Session, SessionReport, audit_session, load_sessions
 from safeagents._detector import CallContext, Detector, SessionState
-from safeagents._harness import Harness
+from safeagents._generic import GenericHarness
+from safeagents._harness import Harness, rejection_script
 from safeagents._patch import edit_effect, parse_patch, write_effect
 from safeagents._python_code import analyze_python
 from safeagents._registry import Registry, UnknownHarnessError, default_registry, load_registry
@@ -36,6 +37,7 @@ __all__ = [
     "EffectKind",
     "Engine",
     "Finding",
+    "GenericHarness",
     "Harness",
     "InputError",
     "Registry",
@@ -55,6 +57,7 @@ __all__ = [
     "load_sessions",
     "normalise_path",
     "parse_patch",
+    "rejection_script",
     "write_effect",
 ]
 
