@@ -14,15 +14,8 @@ import safeagents.plugins
 import trainer.hookspecs
 from safeagents.plugins import hookimpl
 from safeagents.store import SessionRecord
-from trainer import (
-    DefaultReward,
-    Outcome,
-    OutcomeError,
-    default_reward,
-    load_reward,
-    parse_outcome,
-    task_id_of,
-)
+from trainer import DefaultReward, Outcome, OutcomeError, default_reward, load_reward, parse_outcome
+from trainer._reward import task_id_of
 
 
 def _session(
