@@ -63,9 +63,7 @@ def _private(module: str) -> bool:
 def test_the_trainer_and_harness_plugins_use_only_safeagents_public_api() -> None:
     for path in [*TRAINER.glob("*.py"), *HARNESS_PLUGINS.glob("*.py")]:
         private = sorted(
-            name
-            for name in _imports(path)
-            if name.split(".")[0] == "safeagents" and _private(name)
+            name for name in _imports(path) if name.split(".")[0] == "safeagents" and _private(name)
         )
         assert private == [], path.name
 
