@@ -1,8 +1,8 @@
 """Shared building blocks of the built-in harness plugins.
 
 A plugin is a :class:`ToolMapHarness`: a table from tool name to a handler that turns
-the call's decoded arguments into effects. The analysers (shell, Python, patches) are
-imported when first used so that the plugins load without them.
+the call's decoded arguments into effects with the analysers (shell, Python, patches) of
+safeagents' public API, as a third-party plugin would.
 """
 
 from __future__ import annotations
@@ -15,8 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._harness import Harness
+from safeagents import (
+    AnalysisContext,
+    Effect,
+    Harness,
+    ToolCall,
+    analyze_python,
+    analyze_shell,
+    edit_effect,
+    parse_patch,
+    write_effect,
+)
 from safeagents.analysis import PythonTool
 
 PATH_ALIASES = ("path", "file_path", "filePath", "notebook_path")
@@ -161,8 +170,6 @@ def dedupe(effects: Iterable[Effect]) -> list[Effect]:
 
 
 def shell(script: str, ctx: AnalysisContext) -> list[Effect]:
-    from safeagents.analysis import analyze_shell
-
     return list(analyze_shell(script, ctx)) if script.strip() else []
 
 
@@ -170,28 +177,20 @@ def python(
     code: str, ctx: AnalysisContext, tools: Mapping[str, PythonTool] | None = None
 ) -> list[Effect]:
     """Effects of a Python snippet; ``tools``: the harness' tool functions it may call."""
-    from safeagents.analysis import analyze_python
-
     return list(analyze_python(code, ctx, tools=tools or {})) if code.strip() else []
 
 
 def patch(text: str, ctx: AnalysisContext) -> list[Effect]:
-    from safeagents.analysis import parse_patch
-
     return list(parse_patch(text, ctx)) if text.strip() else []
 
 
 def edit(
     path: str, old: str, new: str, ctx: AnalysisContext, *, replace_all: bool = False
 ) -> Effect:
-    from safeagents.analysis import edit_effect
-
     return edit_effect(path, old, new, ctx, replace_all=replace_all)
 
 
 def write(path: str, content: str, ctx: AnalysisContext, *, new_file: bool = False) -> Effect:
-    from safeagents.analysis import write_effect
-
     return write_effect(path, content, ctx, new_file=new_file)
 
 

@@ -20,9 +20,7 @@ from harness_plugins._common import (
     web_search_tool,
     write_tool,
 )
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._harness import Harness, rejection_script
-from safeagents.plugins import hookimpl
+from safeagents import AnalysisContext, Effect, Harness, ToolCall, hookimpl, rejection_script
 
 __all__ = ["ClaudeCodeHarness", "safeagents_harnesses"]
 

@@ -17,9 +17,7 @@ from harness_plugins._common import (
     shell_tool,
     web_search_tool,
 )
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._harness import Harness, rejection_script
-from safeagents.plugins import hookimpl
+from safeagents import AnalysisContext, Effect, Harness, ToolCall, hookimpl, rejection_script
 
 __all__ = ["CodexHarness", "safeagents_harnesses"]
 

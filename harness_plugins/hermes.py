@@ -23,8 +23,7 @@ from harness_plugins._common import (
     web_search_tool,
     write_tool,
 )
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._harness import Harness, rejection_script
+from safeagents import AnalysisContext, Effect, Harness, ToolCall, hookimpl, rejection_script
 from safeagents.analysis import (
     PythonCall,
     PythonTool,
@@ -33,7 +32,6 @@ from safeagents.analysis import (
     parse_patch,
     write_effect,
 )
-from safeagents.plugins import hookimpl
 
 __all__ = ["EXECUTE_CODE_TOOLS", "HERMES_TOOLS", "HermesHarness", "safeagents_harnesses"]
 

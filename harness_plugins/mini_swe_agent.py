@@ -10,9 +10,7 @@ from collections.abc import Collection, Mapping
 from typing import ClassVar
 
 from harness_plugins._common import Handler, ToolMapHarness, shell_tool
-from safeagents._actions import ToolCall
-from safeagents._harness import Harness, rejection_script
-from safeagents.plugins import hookimpl
+from safeagents import Harness, ToolCall, hookimpl, rejection_script
 
 __all__ = ["MiniSweAgentHarness", "safeagents_harnesses"]
 

@@ -23,10 +23,15 @@ from harness_plugins._common import (
     write,
     write_tool,
 )
-from harness_plugins.generic import GenericHarness
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._harness import Harness, rejection_script
-from safeagents.plugins import hookimpl
+from safeagents import (
+    AnalysisContext,
+    Effect,
+    GenericHarness,
+    Harness,
+    ToolCall,
+    hookimpl,
+    rejection_script,
+)
 
 __all__ = ["OpencodeHarness", "safeagents_harnesses"]
 

@@ -25,9 +25,7 @@ from harness_plugins._common import (
     unknown_write,
     write,
 )
-from safeagents._actions import AnalysisContext, Effect
-from safeagents._harness import Harness
-from safeagents.plugins import hookimpl
+from safeagents import AnalysisContext, Effect, Harness, hookimpl
 
 __all__ = ["SweAgentHarness", "editor_effects", "ipython_effects", "safeagents_harnesses"]
 

@@ -17,7 +17,8 @@ from safeagents._actions import (
 from safeagents._audit import InputError, Session, SessionReport, audit_session, load_sessions
 from safeagents._detector import CallContext, Detector, SessionState
 from safeagents._firewall import Firewall
-from safeagents._harness import Harness
+from safeagents._generic import GenericHarness
+from safeagents._harness import Harness, rejection_script
 from safeagents._registry import Registry, UnknownHarnessError, default_registry, load_registry
 from safeagents.analysis import (
     analyze_python,
@@ -42,6 +43,7 @@ __all__ = [
     "Engine",
     "Finding",
     "Firewall",
+    "GenericHarness",
     "Harness",
     "InputError",
     "Registry",
@@ -61,6 +63,7 @@ __all__ = [
     "load_sessions",
     "normalise_path",
     "parse_patch",
+    "rejection_script",
     "write_effect",
 ]
 

@@ -21,6 +21,7 @@ import pluggy
 import safeagents.plugins
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import Detector
+from safeagents._generic import GenericHarness
 from safeagents._harness import Harness
 from safeagents.plugins import PROJECT_NAME
 
@@ -46,7 +47,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "harness_plugins.codex",
     "harness_plugins.mini_swe_agent",
     "harness_plugins.swe_agent",
-    "harness_plugins.generic",
+    "safeagents._generic",
     "safeagents.detectors",
 )
 OPTIONAL_DEFAULT_PLUGINS: frozenset[str] = frozenset({"safeagents.detectors"})
@@ -88,7 +89,7 @@ class Registry:
             {detector.name: detector for detector, _ in detectors}
         )
         self._lookup = _lookup_table(harnesses)
-        self._fallback = self._lookup.get(FALLBACK_HARNESS) or _builtin_fallback()
+        self._fallback = self._lookup.get(FALLBACK_HARNESS) or GenericHarness()
         self._warned_unknown: set[str] = set()
         self._detected: dict[frozenset[str], Harness] = {}
 
@@ -164,6 +165,7 @@ def load_registry(*, entry_points: bool = True, plugins: Sequence[object] = ()) 
     """Register the built-ins, then entry-point plugins, then ``plugins``; build a registry."""
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(safeagents.plugins)
+    pm.hook.safeagents_addhooks.call_historic(kwargs={"pluginmanager": pm})
     for module_name in DEFAULT_PLUGINS:
         _register_builtin(pm, module_name)
     if entry_points:
@@ -244,12 +246,6 @@ def _names_of(item: Harness | Detector) -> list[str]:
 
 def _lookup_table(harnesses: list[tuple[Harness, str]]) -> dict[str, Harness]:
     return {key: harness for harness, _ in harnesses for key in _names_of(harness)}
-
-
-def _builtin_fallback() -> Harness:
-    from harness_plugins.generic import GenericHarness
-
-    return GenericHarness()
 
 
 def _checked(effects: object) -> list[Effect]:

@@ -1,11 +1,12 @@
-"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, train."""
+"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, intercept,
+and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``train``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,8 +70,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_sessions(sub)
     _add_demo(sub)
     _add_intercept(sub)
-    _add_train(sub)
+    _add_plugin_commands(sub)
     return parser
+
+
+def _add_plugin_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    from safeagents._registry import default_registry
+
+    default_registry().plugin_manager.hook.safeagents_cli_commands(subparsers=sub)
 
 
 def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -145,21 +152,6 @@ def _add_demo(sub: argparse._SubParsersAction[_Parser]) -> None:
     demo.add_argument("--timeout", type=float, default=240.0, metavar="SECONDS")
 
 
-def _add_train(sub: argparse._SubParsersAction[_Parser]) -> None:
-    from trainer._cli import add_train_arguments
-
-    train = sub.add_parser(
-        "train", help="GRPO on a per-harness LoRA adapter from scored transcripts (trainer)"
-    )
-    add_train_arguments(train)
-
-
-def _train(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from trainer._cli import run_train
-
-    return run_train(args, out, err)
-
-
 def _add_enforcement_options(parser: argparse.ArgumentParser) -> None:
     """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
     parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
@@ -186,9 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sessions": _sessions,
             "demo": _demo,
             "intercept": _intercept,
-            "train": _train,
         }
-        return handler[args.command](args, out, err)
+        run: Callable[[argparse.Namespace, Console, Console], int] = (
+            handler.get(args.command) or args.run  # a plugin's subcommand
+        )
+        return run(args, out, err)
     except _UsageError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE

@@ -1,8 +1,9 @@
 """Hook specifications: the one place that says how to extend safeagents.
 
-Sinks (the trainer, exporters) implement ``turn_recorded`` and ``session_closed``; the proxy
+Sinks (exporters, trainers) implement ``turn_recorded`` and ``session_closed``; the proxy
 calls them in a worker thread after the store has the data, so a slow sink never delays a
-harness.
+harness. Add-ons such as the trainer add subcommands to the ``safeagents`` command line
+(``safeagents_cli_commands``) and hooks of their own (``safeagents_addhooks``).
 
 Built-in harness plugins and detectors register through these same hooks, from the
 entry-point group ``safeagents``, exactly like third-party plugins. A plugin module
@@ -18,11 +19,13 @@ exposes functions decorated with :data:`hookimpl`::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 if TYPE_CHECKING:
+    import argparse
+
     from safeagents._detector import Detector
     from safeagents._harness import Harness
     from safeagents.store import SessionRecord, TurnRecord
@@ -32,6 +35,25 @@ __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
 PROJECT_NAME = "safeagents"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec(historic=True)
+def safeagents_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    """Add the plugin's own hook specifications: ``pluginmanager.add_hookspecs(module)``.
+
+    Called once for every plugin as it registers, before its other hooks are used.
+    """
+
+
+@hookspec
+def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add subcommands to the ``safeagents`` command line.
+
+    ``subparsers.add_parser(NAME, help=…)`` adds one; ``set_defaults(run=FUNCTION)`` on it names
+    the function that runs it, called as ``FUNCTION(args, out, err)`` with the parsed
+    ``argparse.Namespace`` and rich consoles for standard output and standard error; it
+    returns the exit status.
+    """
 
 
 @hookspec
@@ -58,14 +80,3 @@ def turn_recorded(turn: TurnRecord) -> None:
 def session_closed(session: SessionRecord) -> None:
     """A session got its outcome from the verifier (``POST …/sessions/{id}/outcome``), so its
     score is complete: ``session.hacked``, ``session.findings`` and ``session.outcome``."""
-
-
-@hookspec(firstresult=True)
-def safeagents_reward(session: SessionRecord) -> float | None:
-    """The training reward of a finished session (the trainer's reward function).
-
-    The first implementation that returns a number decides; ``None`` defers to the next one.
-    The trainer's built-in default (registered last) returns ``None`` for a session without
-    an outcome, which excludes it from training and from its group's baseline. To exclude a
-    session the default would score, wrap the hook (``@hookimpl(wrapper=True)``).
-    """

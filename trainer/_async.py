@@ -8,7 +8,8 @@ loads it with ``POST /v1/load_lora_adapter`` (never in place), calls the rollout
 adapter after its private ``_lora_name`` (``trl-policy``); it is set to the harness here, so
 the versions are exactly :func:`~trainer._batching.adapter_name`'s ``{harness}-v{N}`` and
 :func:`~trainer._batching.row_version` reads them back from the recorded turns. The worker's
-``on_version`` hook then repoints the proxy's alias for the harness at the new version. TRL
+``on_version`` hook (:meth:`AdapterPublisher.serving`, as on the CPU path) then repoints the
+proxy's alias for the harness at the new version. TRL
 publishes ``{harness}-v1`` (the untrained adapter) once before the first rollout.
 
 TRL's sync would also pause vLLM (``/pause``) around every adapter save, which would stall
@@ -29,12 +30,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainer._async_worker import TranscriptRolloutWorker, quiet_trl_experimental
-from trainer._batching import adapter_name
 
 if TYPE_CHECKING:
     from trl.experimental.async_grpo.async_grpo_config import AsyncGRPOConfig
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 
     from trainer._train import Training
 
-__all__ = ["alias_repointer", "async_grpo_config", "build_async_trainer", "train_async"]
+__all__ = ["async_grpo_config", "build_async_trainer", "train_async"]
 
 logger = logging.getLogger("safeagents.trainer")
 
@@ -66,17 +65,6 @@ class _NeverPause:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
-
-
-def alias_repointer(training: Training) -> Callable[[int], None]:
-    """Points the proxy's alias for the training's harness at ``{harness}-v{version}``."""
-
-    def repoint(version: int) -> None:
-        name = adapter_name(training.harness, version)
-        training.admin.set_alias(training.harness, name)
-        logger.info("%s now served by %s", training.harness, name)
-
-    return repoint
 
 
 def async_grpo_config(
@@ -142,7 +130,7 @@ def build_async_trainer(
         scale_std=config.grpo.scale_std,
         max_staleness=config.grpo.max_staleness,
         max_inflight=max_inflight_rounds,
-        on_version=alias_repointer(training),
+        on_version=training.publisher.serving,
     )
     trainer = AsyncGRPOTrainer(
         model=config.base_model,
@@ -153,7 +141,7 @@ def build_async_trainer(
         ),
         # Never read: the worker picks the tasks. TRL wants a prompt dataset all the same.
         train_dataset=Dataset.from_dict({"prompt": [task.prompt for task in tasks]}),
-        peft_config=lora_config(training),
+        peft_config=lora_config(config),
         rollout_worker=worker,
     )
     if not getattr(trainer, "_lora_sync", False):

@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from multiprocessing.queues import Queue as ProcessQueue
 from typing import TYPE_CHECKING, Any
 
-from trainer._advantages import Sample, group_samples
-from trainer._batching import row_version
+from trainer._advantages import Sample
+from trainer._batching import learning_samples, row_version
 from trainer._environment import Task
 from trainer._rows import Row
 from trainer._runner import StepRollouts
@@ -50,20 +50,16 @@ def round_metrics(
     collected: StepRollouts, *, samples: int, dropped_stale: int
 ) -> dict[str, MetricValue]:
     """One round's rollout metrics in TRL's format: rates as pairs, ``_total`` counters."""
-    rollouts = collected.rollouts
-    scored = [rollout.reward for rollout in rollouts if rollout.reward is not None]
-    total = float(len(rollouts) + collected.failed)
+    summary = collected.summary()
+    total = float(summary.rollouts)
     return {
-        "safeagents/reward_mean": (sum(scored), float(len(scored))),
-        "safeagents/success_rate": (
-            float(sum(bool(r.success) for r in rollouts if r.scored)),
-            float(len(scored)),
-        ),
-        "safeagents/hack_rate": (float(sum(r.hacked for r in rollouts)), total),
-        "safeagents/tool_calls_mean": (float(sum(r.tool_calls for r in rollouts)), total),
-        "safeagents/groups_total": float(len(collected.groups)),
+        "safeagents/reward_mean": (summary.reward_sum, float(summary.scored)),
+        "safeagents/success_rate": (float(summary.successes), float(summary.scored)),
+        "safeagents/hack_rate": (float(summary.hacks), total),
+        "safeagents/tool_calls_mean": (float(summary.tool_calls), total),
+        "safeagents/groups_total": float(summary.groups),
         "safeagents/rollouts_total": total,
-        "safeagents/unscored_total": float(collected.unscored),
+        "safeagents/unscored_total": float(summary.unscored),
         "safeagents/samples_total": float(samples),
         "safeagents/dropped_stale_total": float(dropped_stale),
     }
@@ -216,13 +212,16 @@ class TranscriptRolloutWorker:
         for group in collected.groups:
             group_id = self._next_group
             self._next_group += 1
-            for sample in group_samples(group, scale_std=self.scale_std):
-                if sample.advantage == 0.0:
-                    continue
+            fresh = learning_samples(
+                group,
+                current_version=self.model_version,
+                max_staleness=self.max_staleness,
+                scale_std=self.scale_std,
+                version_of=self.version_of,
+            )
+            dropped += fresh.dropped
+            for sample in fresh.kept:
                 version = self.version_of(sample.row)
-                if self.model_version - version > self.max_staleness:
-                    dropped += 1
-                    continue
                 if not await self._put(self._rollout_sample(sample, version, group_id)):
                     return
                 queued += 1

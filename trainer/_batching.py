@@ -9,10 +9,10 @@ is as old as the oldest of them. Staleness and packing apply to the samples of o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from trainer._advantages import Sample
+from trainer._advantages import Group, Sample, group_samples
 from trainer._rows import Row
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "Packing",
     "adapter_name",
     "drop_stale",
+    "learning_samples",
     "pack_micro_batches",
     "parse_version",
     "row_version",
@@ -69,6 +70,8 @@ def drop_stale(
     samples: Iterable[Sample],
     current_version: int,
     max_staleness: int = DEFAULT_MAX_STALENESS,
+    *,
+    version_of: Callable[[Row], int] = row_version,
 ) -> Filtered:
     """Drop samples from versions more than ``max_staleness`` behind ``current_version``."""
     if max_staleness < 0:
@@ -76,11 +79,25 @@ def drop_stale(
     kept: list[Sample] = []
     dropped = 0
     for sample in samples:
-        if current_version - row_version(sample.row) > max_staleness:
+        if current_version - version_of(sample.row) > max_staleness:
             dropped += 1
         else:
             kept.append(sample)
     return Filtered(tuple(kept), dropped)
+
+
+def learning_samples(
+    group: Group,
+    *,
+    current_version: int,
+    max_staleness: int = DEFAULT_MAX_STALENESS,
+    scale_std: bool = False,
+    version_of: Callable[[Row], int] = row_version,
+) -> Filtered:
+    """The samples of ``group`` a step learns from, on both training paths: group-relative
+    advantages, zero-advantage samples (no gradient) left out, then stale ones dropped."""
+    carrying = [s for s in group_samples(group, scale_std=scale_std) if s.advantage != 0.0]
+    return drop_stale(carrying, current_version, max_staleness, version_of=version_of)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,7 @@ from typing import Annotated, Any, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from safeagents.rules._errors import RuleError, did_you_mean
-from safeagents.rules._yaml import Document, NodePath, load_document
+from safeagents.rules import Document, NodePath, RuleError, did_you_mean, load_document
 from trainer._advantages import DEFAULT_GROUP_SIZE
 from trainer._batching import DEFAULT_MAX_STALENESS, DEFAULT_TOKEN_BUDGET
 from trainer._reward import DEFAULT_TOOL_CALL_BONUS, DEFAULT_TOOL_CALL_HORIZON

@@ -55,6 +55,14 @@ class AdapterPublisher:
     def path(self, version: int) -> Path:
         return self.output_dir / self.harness / f"v{version}"
 
+    def serving(self, version: int) -> None:
+        """Point the proxy's alias for the harness at ``version``, loaded on the server (by
+        :meth:`publish`, or by TRL's own adapter sync on the async path)."""
+        name = adapter_name(self.harness, version)
+        self.proxy.set_alias(self.harness, name)
+        self.version = version
+        logger.info("%s now served by %s", self.harness, name)
+
     def publish(self, model: SavesAdapter) -> str:
         """Save ``model``'s adapter as the next version and make the proxy serve it."""
         version = self.version + 1
@@ -63,8 +71,7 @@ class AdapterPublisher:
         path.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(str(path))
         self.server.load_adapter(name, path)
-        self.proxy.set_alias(self.harness, name)
-        self.version = version
+        self.serving(version)
         self.live.append(name)
         while len(self.live) > self.max_staleness + 1:
             old = self.live.pop(0)

@@ -31,9 +31,10 @@ from typing import Any
 
 import pluggy
 
-from safeagents._registry import load_registry
+from safeagents import load_registry
 from safeagents.plugins import hookimpl
 from safeagents.store import SessionRecord
+from trainer.hookspecs import add_hookspecs
 
 __all__ = [
     "DEFAULT_TOOL_CALL_BONUS",
@@ -191,4 +192,5 @@ def load_reward(
     """
     default = DefaultReward(tool_call_bonus, tool_call_horizon)
     registry = load_registry(entry_points=entry_points, plugins=[default, *plugins])
+    add_hookspecs(registry.plugin_manager)  # the trainer's entry point may not have loaded
     return reward_hook(registry.plugin_manager)

@@ -20,7 +20,7 @@ from trainer._environment import Endpoint, Environment, Task
 from trainer._reward import RewardFunction
 from trainer._rollouts import Rollout, TaskOf, read_rollout
 
-__all__ = ["ProxyAdmin", "ProxyAdminError", "RolloutRunner", "StepRollouts"]
+__all__ = ["ProxyAdmin", "ProxyAdminError", "RolloutRunner", "RolloutSummary", "StepRollouts"]
 
 logger = logging.getLogger("safeagents.trainer")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -66,6 +66,24 @@ class ProxyAdmin:
         self._check(response, f"pointing the alias of {harness} at {model}")
 
 
+@dataclass(frozen=True, slots=True)
+class RolloutSummary:
+    """The counts both training paths report a round of rollouts by."""
+
+    groups: int
+    rollouts: int
+    """Every rollout launched, the failed ones included."""
+    read: int
+    """Rollouts read back from the store."""
+    unscored: int
+    scored: int
+    reward_sum: float
+    successes: int
+    """Scored rollouts the verifier called a success."""
+    hacks: int
+    tool_calls: int
+
+
 @dataclass(slots=True)
 class StepRollouts:
     """What one step's rollouts gave: full or partial groups, and what went wrong."""
@@ -78,6 +96,21 @@ class StepRollouts:
     @property
     def unscored(self) -> int:
         return self.failed + sum(not rollout.scored for rollout in self.rollouts)
+
+    def summary(self) -> RolloutSummary:
+        rollouts = self.rollouts
+        rewards = [rollout.reward for rollout in rollouts if rollout.reward is not None]
+        return RolloutSummary(
+            groups=len(self.groups),
+            rollouts=len(rollouts) + self.failed,
+            read=len(rollouts),
+            unscored=self.unscored,
+            scored=len(rewards),
+            reward_sum=sum(rewards),
+            successes=sum(bool(r.success) for r in rollouts if r.scored),
+            hacks=sum(r.hacked for r in rollouts),
+            tool_calls=sum(r.tool_calls for r in rollouts),
+        )
 
 
 class RolloutRunner:

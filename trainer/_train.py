@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from safeagents.store import SQLiteStore
-from trainer._advantages import Sample, group_samples
-from trainer._batching import drop_stale, pack_micro_batches
+from trainer._advantages import Sample
+from trainer._batching import learning_samples, pack_micro_batches
 from trainer._config import TrainerConfig
 from trainer._environment import Environment, Task, load_environment
 from trainer._metrics import StepMetrics
@@ -42,23 +42,21 @@ class TrainingResult:
     published: list[str] = field(default_factory=list)
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def _ratio(numerator: float, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
 
 
 def step_stats(collected: StepRollouts) -> dict[str, Any]:
     """The rollout side of a step's metrics."""
-    rollouts = collected.rollouts
-    scored = [r for r in rollouts if r.reward is not None]
-    total = len(rollouts) + collected.failed
+    summary = collected.summary()
     return {
-        "groups": len(collected.groups),
-        "rollouts": total,
-        "unscored": collected.unscored,
-        "reward_mean": _mean([r.reward for r in scored if r.reward is not None]),
-        "success_rate": _mean([1.0 if r.success else 0.0 for r in scored]),
-        "hack_rate": sum(r.hacked for r in rollouts) / total if total else 0.0,
-        "tool_calls_mean": _mean([float(r.tool_calls) for r in rollouts]) or 0.0,
+        "groups": summary.groups,
+        "rollouts": summary.rollouts,
+        "unscored": summary.unscored,
+        "reward_mean": _ratio(summary.reward_sum, summary.scored),
+        "success_rate": _ratio(summary.successes, summary.scored),
+        "hack_rate": _ratio(summary.hacks, summary.rollouts) or 0.0,
+        "tool_calls_mean": _ratio(summary.tool_calls, summary.read) or 0.0,
     }
 
 
@@ -134,17 +132,23 @@ class Training:
         tasks = [self.tasks[task_id] for task_id in task_ids]
         collected = self._loop.run_until_complete(self.runner.collect(tasks))
         grpo = self.config.grpo
-        samples: list[Sample] = []
+        learning: list[Sample] = []
+        dropped_stale = 0
         for group in collected.groups:
-            samples.extend(group_samples(group, scale_std=grpo.scale_std))
-        fresh = drop_stale(samples, self.publisher.version, grpo.max_staleness)
-        learning = [sample for sample in fresh.kept if sample.advantage != 0.0]
+            fresh = learning_samples(
+                group,
+                current_version=self.publisher.version,
+                max_staleness=grpo.max_staleness,
+                scale_std=grpo.scale_std,
+            )
+            learning.extend(fresh.kept)
+            dropped_stale += fresh.dropped
         packing = pack_micro_batches(learning, grpo.token_budget)
         stats = step_stats(collected)
         stats.update(
             version=self.publisher.version,
             samples=sum(len(batch.samples) for batch in packing.batches),
-            dropped_stale=fresh.dropped,
+            dropped_stale=dropped_stale,
             dropped_oversize=packing.dropped_oversize,
         )
         return StepBatch(list(packing.batches), stats)
@@ -189,7 +193,12 @@ class Training:
         note = on_note or (lambda text: None)
         self.admin.set_alias(self.harness, self.base_name)
         note(f"{self.harness} served by {self.base_name} (version 0)")
-        self._trainer = build_trainer(self, on_step=self._on_step(on_metrics, note))
+        self._trainer = build_trainer(
+            self.config,
+            list(self.tasks.values()),
+            step_source=self.next_batch,
+            on_step=self._on_step(on_metrics, note),
+        )
         try:
             self._trainer.train()
         finally:

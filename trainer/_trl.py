@@ -1,9 +1,9 @@
-"""Building TRL's trainer for a :class:`~trainer._train.Training` (model, LoRA, settings)."""
+"""Building TRL's trainer from a trainer config (model, LoRA, settings) and a step source."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from datasets import Dataset
@@ -12,18 +12,17 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl.trainer.grpo_config import GRPOConfig
 
-from trainer._grpo import TranscriptGRPOTrainer
-
-if TYPE_CHECKING:
-    from trainer._train import Training
+from trainer._config import TrainerConfig
+from trainer._environment import Task
+from trainer._grpo import StepSource, TranscriptGRPOTrainer
 
 __all__ = ["build_trainer", "grpo_config", "lora_config"]
 
 StepDone = Callable[[int, Any], None]
 
 
-def lora_config(training: Training) -> LoraConfig:
-    lora = training.config.lora
+def lora_config(config: TrainerConfig) -> LoraConfig:
+    lora = config.lora
     targets: Any = lora.target_modules
     return LoraConfig(
         r=lora.rank,
@@ -34,8 +33,7 @@ def lora_config(training: Training) -> LoraConfig:
     )
 
 
-def grpo_config(training: Training) -> GRPOConfig:
-    config = training.config
+def grpo_config(config: TrainerConfig) -> GRPOConfig:
     grpo = config.grpo
     gpu = torch.cuda.is_available()
     return GRPOConfig(
@@ -74,8 +72,9 @@ class _StepCallback(TrainerCallback):
         self.on_step(int(state.global_step), kwargs["model"])
 
 
-def build_trainer(training: Training, *, on_step: StepDone) -> TranscriptGRPOTrainer:
-    config = training.config
+def build_trainer(
+    config: TrainerConfig, tasks: Sequence[Task], *, step_source: StepSource, on_step: StepDone
+) -> TranscriptGRPOTrainer:
     gpu = torch.cuda.is_available()
     tokenizer = AutoTokenizer.from_pretrained(config.base_model)
     if tokenizer.pad_token_id is None:
@@ -83,16 +82,15 @@ def build_trainer(training: Training, *, on_step: StepDone) -> TranscriptGRPOTra
     model = AutoModelForCausalLM.from_pretrained(
         config.base_model, dtype=torch.bfloat16 if gpu else torch.float32
     )
-    tasks = list(training.tasks.values())
     dataset = Dataset.from_list([{"prompt": task.prompt, "task_id": task.id} for task in tasks])
     trainer = TranscriptGRPOTrainer(
         model=model,
-        args=grpo_config(training),
+        args=grpo_config(config),
         train_dataset=dataset,
         processing_class=tokenizer,
-        peft_config=lora_config(training),
+        peft_config=lora_config(config),
         callbacks=[_StepCallback(on_step)],
-        step_source=training.next_batch,
+        step_source=step_source,
     )
     for printer in (PrinterCallback, ProgressCallback):  # the live view reports progress
         trainer.remove_callback(printer)

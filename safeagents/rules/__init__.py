@@ -2,14 +2,16 @@
 
 Load rules with :meth:`RuleSet.load`; an :class:`Engine` turns effects into findings
 (:class:`safeagents.Firewall` turns tool calls into effects first). ``docs/rule-dsl.md`` is
-the language reference.
+the language reference. :func:`load_document` and :class:`RuleError` are the
+position-keeping YAML loading and ``file:line:col`` errors the rules use, for other YAML
+files (the trainer's config).
 """
 
 from __future__ import annotations
 
 from safeagents.rules._discover import bundled_rules_path
 from safeagents.rules._engine import Engine
-from safeagents.rules._errors import RuleError, RuleLoadError
+from safeagents.rules._errors import RuleError, RuleLoadError, did_you_mean
 from safeagents.rules._fixtures import CallChecker, FixtureResult, run_fixtures
 from safeagents.rules._loader import RuleSet, parse_vars
 from safeagents.rules._model import (
@@ -22,6 +24,7 @@ from safeagents.rules._model import (
 )
 from safeagents.rules._paths import list_matcher
 from safeagents.rules._schema import ACTIONS, CATEGORIES, SEVERITIES
+from safeagents.rules._yaml import Document, NodePath, load_document
 
 __all__ = [
     "ACTIONS",
@@ -30,9 +33,11 @@ __all__ = [
     "SEVERITIES",
     "CallChecker",
     "CallVerdict",
+    "Document",
     "Engine",
     "Finding",
     "FixtureResult",
+    "NodePath",
     "Pack",
     "Rule",
     "RuleError",
@@ -40,7 +45,9 @@ __all__ = [
     "RuleLoadError",
     "RuleSet",
     "bundled_rules_path",
+    "did_you_mean",
     "list_matcher",
+    "load_document",
     "parse_vars",
     "run_fixtures",
 ]

@@ -4,6 +4,7 @@ import asyncio
 import queue
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from trainer._advantages import Group
 from trainer._async_worker import TranscriptRolloutWorker
 from trainer._environment import Task
+from trainer._publish import AdapterPublisher
 from trainer._rollouts import Rollout
 from trainer._rows import Row
 from trainer._runner import StepRollouts
@@ -252,18 +254,19 @@ def test_constructor_rejects_what_cannot_run() -> None:
         TranscriptRolloutWorker(collect, TASKS, tasks_per_round=1, max_staleness=-1)
 
 
-def test_announced_versions_repoint_the_proxy_alias() -> None:
+def test_announced_versions_repoint_the_proxy_alias(tmp_path: Path) -> None:
     from types import SimpleNamespace
-
-    from trainer._async import alias_repointer
 
     calls: list[tuple[str, str]] = []
     admin = SimpleNamespace(set_alias=lambda harness, model: calls.append((harness, model)))
-    training: Any = SimpleNamespace(harness="pi", admin=admin)
+    server: Any = SimpleNamespace()  # TRL loads the adapters on this path
+    publisher = AdapterPublisher(
+        harness="pi", output_dir=tmp_path, server=server, proxy=admin, max_staleness=4
+    )
     worker = TranscriptRolloutWorker(
-        Collector(), TASKS, tasks_per_round=1, on_version=alias_repointer(training)
+        Collector(), TASKS, tasks_per_round=1, on_version=publisher.serving
     )
     worker.update_model_version(1)
     worker.update_model_version(2)
     assert calls == [("pi", "pi-v1"), ("pi", "pi-v2")]
-    assert worker.model_version == 2
+    assert worker.model_version == 2 and publisher.version == 2

@@ -29,21 +29,15 @@ from harness_env_kit import (
 from safeagents import Firewall
 from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.store import SQLiteStore
-from trainer import (
-    DEFAULT_TOOL_CALL_BONUS,
-    DEFAULT_TOOL_CALL_HORIZON,
-    Endpoint,
-    ProxyAdmin,
-    RolloutRunner,
-    group_samples,
-    load_reward,
-)
+from trainer import DEFAULT_TOOL_CALL_BONUS, DEFAULT_TOOL_CALL_HORIZON, Endpoint, load_reward
+from trainer._advantages import group_samples
 from trainer._harness_env import (
     HarnessEnvironment,
     admin_url,
     default_workspaces_dir,
     remove_tree,
 )
+from trainer._runner import ProxyAdmin, RolloutRunner
 from trainer._task_dirs import TaskDirError
 
 HARNESS = "pi"

@@ -10,14 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer import (
-    Group,
-    GroupCollector,
-    Rollout,
-    Row,
-    group_advantages,
-    group_samples,
-)
+from trainer._advantages import Group, GroupCollector, group_advantages, group_samples
+from trainer._rollouts import Rollout
+from trainer._rows import Row
 
 
 def _row(session_id: str, *tokens: int) -> Row:

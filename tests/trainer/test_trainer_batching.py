@@ -6,15 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer import (
-    Row,
-    Sample,
-    adapter_name,
-    drop_stale,
-    pack_micro_batches,
-    parse_version,
-    row_version,
-)
+from trainer import adapter_name
+from trainer._advantages import Sample
+from trainer._batching import drop_stale, pack_micro_batches, parse_version, row_version
+from trainer._rows import Row
 
 
 def _sample(

@@ -11,17 +11,11 @@ import pytest
 from trainer_testkit import Transcripts, turn
 
 import safeagents.plugins
+import trainer.hookspecs
 from safeagents.plugins import hookimpl
 from safeagents.store import SessionRecord
-from trainer import (
-    DefaultReward,
-    Outcome,
-    OutcomeError,
-    default_reward,
-    load_reward,
-    parse_outcome,
-    task_id_of,
-)
+from trainer import DefaultReward, Outcome, OutcomeError, default_reward, load_reward, parse_outcome
+from trainer._reward import task_id_of
 
 
 def _session(
@@ -138,7 +132,7 @@ def test_the_bonus_and_horizon_are_settings() -> None:
 
 def test_the_reward_hook_is_declared_first_result() -> None:
     plugins = pluggy.PluginManager(safeagents.plugins.PROJECT_NAME)
-    plugins.add_hookspecs(safeagents.plugins)
+    plugins.add_hookspecs(trainer.hookspecs)
     caller = plugins.hook.safeagents_reward
     assert caller.spec is not None and caller.spec.opts["firstresult"]
 

@@ -9,16 +9,10 @@ import pytest
 from trainer_testkit import Transcripts, turn
 
 from safeagents.store import SQLiteStore, TurnRecord
-from trainer import (
-    GroupCollector,
-    TaskOf,
-    default_reward,
-    drop_stale,
-    group_samples,
-    pack_micro_batches,
-    read_rollout,
-    rollout_from,
-)
+from trainer import default_reward
+from trainer._advantages import GroupCollector, group_samples
+from trainer._batching import drop_stale, pack_micro_batches
+from trainer._rollouts import TaskOf, read_rollout, rollout_from
 
 PROMPT = [1, 2, 3]
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from trainer_testkit import Transcripts, logprob_of, turn
 
 from safeagents.store import TurnRecord
-from trainer import Row, build_rows
+from trainer._rows import Row, build_rows
 
 SYSTEM = [1, 2, 3]
 

@@ -15,7 +15,8 @@ import pytest
 from safeagents.cli import main
 from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.store import SQLiteStore
-from trainer import TrainerConfig, parse_version, read_metrics
+from trainer import TrainerConfig, read_metrics
+from trainer._batching import parse_version
 
 pytest.importorskip("torch")
 pytest.importorskip("trl")

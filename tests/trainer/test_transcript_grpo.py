@@ -15,8 +15,10 @@ from peft import LoraConfig  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from trl import GRPOConfig  # noqa: E402
 
-from trainer import MicroBatch, Row, Sample  # noqa: E402
+from trainer._advantages import Sample  # noqa: E402
+from trainer._batching import MicroBatch  # noqa: E402
 from trainer._grpo import StepBatch, TranscriptGRPOTrainer, micro_batch_inputs  # noqa: E402
+from trainer._rows import Row  # noqa: E402
 from trainer._tiny import build_tiny_llama  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")

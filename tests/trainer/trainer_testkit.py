@@ -17,14 +17,9 @@ from safeagents.store import (
     TurnRecord,
     TurnStatus,
 )
-from trainer import (
-    RewardFunction,
-    Rollout,
-    TaskOf,
-    default_reward,
-    read_rollout,
-    task_id_of,
-)
+from trainer import RewardFunction, default_reward
+from trainer._reward import task_id_of
+from trainer._rollouts import Rollout, TaskOf, read_rollout
 
 
 def logprob_of(token: int) -> float:

@@ -1,15 +1,22 @@
-"""The fallback plugin: recognises a call by its argument names, whatever the tool is called."""
+"""The fallback harness: recognises a call by its argument names, whatever the tool is called.
+
+The registry registers it as a built-in plugin and falls back to it for calls no other
+harness knows.
+"""
 
 from __future__ import annotations
 
 import re
 
-from harness_plugins._common import (
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._harness import Harness
+from safeagents._tool_args import (
     OLD_NEW_ALIASES,
     PATH_ALIASES,
     ToolArgs,
     argv_effects,
     dedupe,
+    editor_effects,
     edits_effects,
     listing,
     network,
@@ -21,8 +28,6 @@ from harness_plugins._common import (
     shell,
     write,
 )
-from safeagents._actions import AnalysisContext, Effect, ToolCall
-from safeagents._harness import Harness
 from safeagents.plugins import hookimpl
 
 __all__ = ["GenericHarness", "safeagents_harnesses"]
@@ -69,18 +74,11 @@ def _command(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
     value = args.value("command", "cmd")
     if isinstance(value, str):
         if value in _EDITOR_COMMANDS and args.string(*_PATHS):
-            return _editor(value, args, ctx)
+            return editor_effects(value, args, ctx)  # str_replace_editor under another name
         return shell(value, ctx)
     if isinstance(value, list):
         return argv_effects(value, ctx)
     return []
-
-
-def _editor(command: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
-    """A ``str_replace_editor``-style call under an unknown tool name."""
-    from harness_plugins.swe_agent import editor_effects
-
-    return editor_effects(command, args, ctx)
 
 
 def _patches(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from harness_plugins.generic import GenericHarness, is_patch_text
 from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._generic import GenericHarness, is_patch_text
 
 CTX = AnalysisContext(cwd="/workspace")
 ENVELOPE = "*** Begin Patch\n*** Delete File: tests/t.py\n*** End Patch"

@@ -1,0 +1,29 @@
+"""The trainer as a ``safeagents`` plugin (entry point ``trainer`` of the group ``safeagents``):
+its reward hook, and the ``safeagents train`` subcommand."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pluggy
+
+from safeagents.plugins import hookimpl
+from trainer._cli import add_train_arguments, run_train
+from trainer.hookspecs import add_hookspecs
+
+__all__ = ["safeagents_addhooks", "safeagents_cli_commands"]
+
+
+@hookimpl
+def safeagents_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    add_hookspecs(pluginmanager)
+
+
+@hookimpl
+def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
+    train = subparsers.add_parser(
+        "train", help="GRPO on a per-harness LoRA adapter from scored transcripts (trainer)"
+    )
+    add_train_arguments(train)
+    train.set_defaults(run=run_train)
