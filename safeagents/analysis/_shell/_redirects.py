@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tree_sitter import Node
 
 from safeagents._actions import Effect
-from safeagents.analysis._shell._model import ShellState, Stream, is_pseudo_device, resolve_path
+from safeagents.analysis._shell._model import (
+    Run,
+    ShellState,
+    Stream,
+    is_pseudo_device,
+    resolve_path,
+)
+from safeagents.analysis._shell._words import WordResolver
 
-if TYPE_CHECKING:
-    from safeagents.analysis._shell._walker import Walker
+
+class Walking(Protocol):
+    """The walker side redirections need: its run, word resolver, node text and scans."""
+
+    run: Run
+    resolver: WordResolver
+
+    def text(self, node: Node) -> str:
+        """The source text of ``node``."""
+
+    def scan(self, node: Node, state: ShellState, depth: int) -> None:
+        """Analyse any substitution found below ``node``."""
+
 
 _WRITE_OPERATORS = frozenset((">", ">>", "&>", "&>>", ">|", ">&"))
 _APPENDING = frozenset((">>", "&>>"))
@@ -39,7 +57,7 @@ class Prepared:
 
 
 class Redirections:
-    def __init__(self, walker: Walker) -> None:
+    def __init__(self, walker: Walking) -> None:
         self.walker = walker
 
     def prepare(self, nodes: list[Node], state: ShellState, depth: int) -> Prepared:

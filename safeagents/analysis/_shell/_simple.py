@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tree_sitter import Node
 
@@ -14,17 +14,31 @@ from safeagents.analysis._shell._expand import unescape_unquoted
 from safeagents.analysis._shell._model import (
     NO_INPUT,
     UNKNOWN_OUTPUT,
+    Interpreter,
     Invocation,
     ShellState,
     Stream,
     Word,
     command_basename,
 )
-from safeagents.analysis._shell._redirects import Prepared
+from safeagents.analysis._shell._redirects import Prepared, Redirections, Walking
 from safeagents.analysis._shell._wrappers import is_wrapper, unwrap
 
-if TYPE_CHECKING:
-    from safeagents.analysis._shell._walker import Walker
+
+class Walker(Walking, Interpreter, Protocol):
+    """The walker side simple commands need: redirections, assignments, nested scripts."""
+
+    source: bytes
+    redirections: Redirections
+
+    def assign(self, node: Node, state: ShellState, depth: int) -> None:
+        """Record a variable assignment."""
+
+    def continuations(
+        self, nodes: list[Node], output: Stream, state: ShellState, depth: int
+    ) -> Stream:
+        """Commands nested inside a heredoc redirect."""
+
 
 _SEPARATORS = frozenset((";", "&", "&&", "||", "|", "|&", ";;", "\n"))
 _REDIRECTS = frozenset(("file_redirect", "heredoc_redirect", "herestring_redirect"))
