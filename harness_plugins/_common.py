@@ -1,111 +1,35 @@
 """Shared building blocks of the built-in harness plugins.
 
 A plugin is a :class:`ToolMapHarness`: a table from tool name to a handler that turns
-the call's decoded arguments into effects with the analysers (shell, Python, patches) of
-safeagents' public API, as a third-party plugin would.
+the call's decoded arguments into effects with :mod:`safeagents.toolkit` and the analysers
+(shell, Python, patches) of safeagents' public API, as a third-party plugin would.
 """
 
 from __future__ import annotations
 
-import json
-import posixpath
-import shlex
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
-from safeagents import (
-    AnalysisContext,
-    Effect,
-    Harness,
-    ToolCall,
-    analyze_python,
-    analyze_shell,
-    edit_effect,
-    parse_patch,
-    write_effect,
-)
+from safeagents import AnalysisContext, Effect, Harness, ToolCall
 from safeagents.analysis import PythonTool
-
-PATH_ALIASES = ("path", "file_path", "filePath", "notebook_path")
-OLD_NEW_ALIASES = (
-    ("oldText", "newText"),
-    ("oldString", "newString"),
-    ("old_string", "new_string"),
-    ("old_str", "new_str"),
+from safeagents.toolkit import (
+    WORKDIR_ALIASES,
+    ToolArgs,
+    argv_effects,
+    listing,
+    network,
+    patch,
+    python,
+    read,
+    search,
+    shell,
+    unknown_write,
+    web_search,
+    write,
 )
+
 PATCH_ALIASES = ("patchText", "patch", "input")
-WORKDIR_ALIASES = ("workdir", "working_directory")
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash"})
-APPLY_PATCH_COMMANDS = frozenset({"apply_patch", "applypatch"})
 OPAQUE_LIMIT = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class ToolArgs:
-    """A call's arguments, decoded; ``text`` holds string arguments that are not a JSON object."""
-
-    mapping: Mapping[str, Any] = field(default_factory=dict)
-    text: str | None = None
-
-    @classmethod
-    def of(cls, arguments: object) -> ToolArgs:
-        if isinstance(arguments, Mapping):
-            return cls(mapping=arguments)
-        if isinstance(arguments, str):
-            if not arguments.strip():
-                return cls()
-            decoded = _json_or_none(arguments)
-            if isinstance(decoded, Mapping):
-                return cls(mapping=decoded)
-            return cls(text=decoded if isinstance(decoded, str) else arguments)
-        return cls()
-
-    def value(self, *names: str) -> Any:
-        """The first present (non-``None``) argument among ``names``."""
-        for name in names:
-            value = self.mapping.get(name)
-            if value is not None:
-                return value
-        return None
-
-    def string(self, *names: str) -> str | None:
-        """The first argument among ``names`` that is a string."""
-        for name in names:
-            value = self.mapping.get(name)
-            if isinstance(value, str):
-                return value
-        return None
-
-    def flag(self, *names: str) -> bool:
-        value = self.value(*names)
-        if isinstance(value, str):
-            return value.strip().lower() in {"true", "1", "yes"}
-        return value is True
-
-    def items(self, *names: str) -> list[Any]:
-        """A list argument, also when sent as a JSON string; anything else is ``[]``."""
-        value = self.value(*names)
-        if isinstance(value, str):
-            value = _json_or_none(value)
-        return list(value) if isinstance(value, list) else []
-
-    def context(
-        self, ctx: AnalysisContext, names: Iterable[str] = WORKDIR_ALIASES
-    ) -> AnalysisContext:
-        """``ctx`` moved into the call's working-directory argument, if it has one."""
-        workdir = self.string(*names)
-        return ctx.chdir(workdir) if workdir and workdir.strip() else ctx
-
-    def raw(self) -> str:
-        """The arguments as text, for opaque effects and messages."""
-        if self.text is not None:
-            return self.text
-        try:
-            return json.dumps(self.mapping, ensure_ascii=False, default=repr)
-        except (TypeError, ValueError, RecursionError):
-            return repr(self.mapping)
 
 
 Handler = Callable[[ToolArgs, AnalysisContext], list[Effect]]
@@ -144,13 +68,6 @@ class ToolMapHarness(Harness):
         return 0.8 * known / len(offered) + 0.2 * covered / len(self.tools)
 
 
-def _json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def clip(text: str, limit: int = OPAQUE_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -165,90 +82,6 @@ def no_effect(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
     return []
 
 
-def dedupe(effects: Iterable[Effect]) -> list[Effect]:
-    return list(dict.fromkeys(effects))
-
-
-def shell(script: str, ctx: AnalysisContext) -> list[Effect]:
-    return list(analyze_shell(script, ctx)) if script.strip() else []
-
-
-def python(
-    code: str, ctx: AnalysisContext, tools: Mapping[str, PythonTool] | None = None
-) -> list[Effect]:
-    """Effects of a Python snippet; ``tools``: the harness' tool functions it may call."""
-    return list(analyze_python(code, ctx, tools=tools or {})) if code.strip() else []
-
-
-def patch(text: str, ctx: AnalysisContext) -> list[Effect]:
-    return list(parse_patch(text, ctx)) if text.strip() else []
-
-
-def edit(
-    path: str, old: str, new: str, ctx: AnalysisContext, *, replace_all: bool = False
-) -> Effect:
-    return edit_effect(path, old, new, ctx, replace_all=replace_all)
-
-
-def write(path: str, content: str, ctx: AnalysisContext, *, new_file: bool = False) -> Effect:
-    return write_effect(path, content, ctx, new_file=new_file)
-
-
-def insertion(path: str, text: str, ctx: AnalysisContext) -> Effect:
-    """Text inserted into ``path`` without removing anything (the rest of the file is unknown)."""
-    return Effect("write", path=ctx.resolve(path), added=text, removed="")
-
-
-def unknown_write(path: str, ctx: AnalysisContext) -> Effect:
-    """A write to ``path`` whose new content is not known."""
-    return Effect("write", path=ctx.resolve(path))
-
-
-def read(path: str, ctx: AnalysisContext) -> Effect:
-    return Effect("read", path=ctx.resolve(path))
-
-
-def search(pattern: str | None, path: str | None, ctx: AnalysisContext) -> Effect:
-    """A content or file-name search under ``path`` (default: the working directory)."""
-    return Effect("search", pattern=pattern, path=ctx.resolve(path or "."))
-
-
-def listing(path: str | None, ctx: AnalysisContext) -> Effect:
-    """A directory listing, modelled as a search without a pattern."""
-    return Effect("search", path=ctx.resolve(path or "."))
-
-
-def network(url: str) -> Effect:
-    url = url.strip()
-    try:
-        host = urlsplit(url if "//" in url else "//" + url).hostname
-    except ValueError:
-        host = None
-    return Effect("network", url=url, host=host)
-
-
-def web_search(query: str | None) -> Effect:
-    """A web search: a network effect whose ``pattern`` is the query (no URL is known)."""
-    return Effect("network", pattern=query)
-
-
-def argv_effects(argv: list[Any], ctx: AnalysisContext) -> list[Effect]:
-    """Effects of running ``argv`` directly (no shell), seeing through ``bash -lc S``."""
-    words = [word if isinstance(word, str) else str(word) for word in argv]
-    if not words:
-        return []
-    program = posixpath.basename(words[0])
-    if program in SHELLS and len(words) >= 3 and _is_command_flag(words[1]):
-        return shell(words[2], ctx)
-    if program in APPLY_PATCH_COMMANDS and len(words) == 2:
-        return patch(words[1], ctx)
-    return shell(shlex.join(words), ctx)
-
-
-def _is_command_flag(word: str) -> bool:
-    return word.startswith("-") and not word.startswith("--") and "c" in word[1:]
-
-
 def command_effects(args: ToolArgs, ctx: AnalysisContext, *names: str) -> list[Effect]:
     """A shell command given as a script string or as an argv list."""
     value = args.value(*names)
@@ -259,33 +92,6 @@ def command_effects(args: ToolArgs, ctx: AnalysisContext, *names: str) -> list[E
     if value is None and args.text is not None:
         return [opaque_exec(args.text)]
     return [opaque_exec(args.raw())] if value is not None else []
-
-
-def edits_effects(path: str, edits: Iterable[Any], ctx: AnalysisContext) -> list[Effect]:
-    """One edit effect per ``{old, new}`` entry of an edit list, in any alias spelling."""
-    effects: list[Effect] = []
-    for entry in edits:
-        if not isinstance(entry, Mapping):
-            continue
-        entry_args = ToolArgs(mapping=entry)
-        entry_path = entry_args.string(*PATH_ALIASES) or path
-        effect = old_new_effect(entry_path, entry_args, ctx)
-        if effect is not None:
-            effects.append(effect)
-    return effects
-
-
-def old_new_effect(path: str, args: ToolArgs, ctx: AnalysisContext) -> Effect | None:
-    """The edit described by the first old/new argument pair present in ``args``."""
-    if not path:
-        return None
-    for old_name, new_name in OLD_NEW_ALIASES:
-        old, new = args.value(old_name), args.value(new_name)
-        if old is None and new is None:
-            continue
-        replace_all = args.flag("replaceAll", "replace_all")
-        return edit(path, _text(old), _text(new), ctx, replace_all=replace_all)
-    return None
 
 
 def patch_text(args: ToolArgs, *names: str) -> str | None:

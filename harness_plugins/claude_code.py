@@ -7,11 +7,8 @@ from typing import ClassVar
 
 from harness_plugins._common import (
     Handler,
-    ToolArgs,
     ToolMapHarness,
-    edits_effects,
     fetch_tool,
-    insertion,
     listing_tool,
     no_effect,
     read_tool,
@@ -21,6 +18,7 @@ from harness_plugins._common import (
     write_tool,
 )
 from safeagents import AnalysisContext, Effect, Harness, ToolCall, hookimpl, rejection_script
+from safeagents.toolkit import ToolArgs, edits_effects, insertion
 
 __all__ = ["ClaudeCodeHarness", "safeagents_harnesses"]
 

@@ -7,17 +7,16 @@ from typing import Any, ClassVar
 
 from harness_plugins._common import (
     Handler,
-    ToolArgs,
     ToolMapHarness,
     command_effects,
     no_effect,
     patch_tool,
     read_tool,
-    shell,
     shell_tool,
     web_search_tool,
 )
 from safeagents import AnalysisContext, Effect, Harness, ToolCall, hookimpl, rejection_script
+from safeagents.toolkit import ToolArgs, shell
 
 __all__ = ["CodexHarness", "safeagents_harnesses"]
 

@@ -7,18 +7,12 @@ from typing import ClassVar
 
 from harness_plugins._common import (
     Handler,
-    ToolArgs,
     ToolMapHarness,
-    edits_effects,
     fetch_tool,
-    network,
     no_effect,
-    patch,
     python_tool,
-    read,
     read_tool,
     search_tool,
-    shell,
     shell_tool,
     web_search_tool,
     write_tool,
@@ -32,6 +26,7 @@ from safeagents.analysis import (
     parse_patch,
     write_effect,
 )
+from safeagents.toolkit import ToolArgs, edits_effects, network, patch, read, shell
 
 __all__ = ["EXECUTE_CODE_TOOLS", "HERMES_TOOLS", "HermesHarness", "safeagents_harnesses"]
 

@@ -6,11 +6,8 @@ from collections.abc import Collection, Mapping
 from typing import ClassVar
 
 from harness_plugins._common import (
-    PATH_ALIASES,
     Handler,
-    ToolArgs,
     ToolMapHarness,
-    edits_effects,
     fetch_tool,
     listing_tool,
     no_effect,
@@ -20,7 +17,6 @@ from harness_plugins._common import (
     search_tool,
     shell_tool,
     web_search_tool,
-    write,
     write_tool,
 )
 from safeagents import (
@@ -32,6 +28,7 @@ from safeagents import (
     hookimpl,
     rejection_script,
 )
+from safeagents.toolkit import PATH_ALIASES, ToolArgs, edits_effects, write
 
 __all__ = ["OpencodeHarness", "safeagents_harnesses"]
 

@@ -7,17 +7,15 @@ from typing import ClassVar
 
 from harness_plugins._common import (
     Handler,
-    ToolArgs,
     ToolMapHarness,
-    edits_effects,
     listing_tool,
-    old_new_effect,
     read_tool,
     search_tool,
     shell_tool,
     write_tool,
 )
 from safeagents import AnalysisContext, Effect, Harness, ToolCall, hookimpl, rejection_script
+from safeagents.toolkit import ToolArgs, edits_effects, old_new_effect
 
 __all__ = ["PiHarness", "safeagents_harnesses"]
 

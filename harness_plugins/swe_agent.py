@@ -8,49 +8,21 @@ from typing import ClassVar
 
 from harness_plugins._common import (
     Handler,
-    ToolArgs,
     ToolMapHarness,
-    dedupe,
-    edit,
     fetch_tool,
-    insertion,
-    network,
     no_effect,
-    python,
-    read,
     read_tool,
     search_tool,
-    shell,
     shell_tool,
-    unknown_write,
-    write,
 )
 from safeagents import AnalysisContext, Effect, Harness, hookimpl
+from safeagents.toolkit import ToolArgs, dedupe, editor_effects, network, python, shell, write
 
-__all__ = ["SweAgentHarness", "editor_effects", "ipython_effects", "safeagents_harnesses"]
+__all__ = ["SweAgentHarness", "ipython_effects", "safeagents_harnesses"]
 
-_EDITOR_PATH = ("path", "file_path")
 _SHELL_ESCAPE = re.compile(r"^\s*(?:[\w\s,]+=\s*)?!(?!=)(.*)$")
 _CELL_SHELL_MAGIC = re.compile(r"^\s*%%(?:bash|sh|script\s+(?:ba)?sh)\b[^\n]*\n?")
 _URL = re.compile(r"""https?://[^\s'"`)>\]]+""")
-
-
-def editor_effects(command: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
-    """``str_replace_editor``/``file_editor``: view, create, str_replace, insert, undo_edit."""
-    path = args.string(*_EDITOR_PATH)
-    if not path or not path.strip():
-        return []
-    if command == "view":
-        return [read(path, ctx)]
-    if command == "create":
-        content = args.value("file_text", "content")
-        return [write(path, content if isinstance(content, str) else "", ctx, new_file=True)]
-    if command == "str_replace":
-        old, new = args.value("old_str"), args.value("new_str")
-        return [edit(path, _text(old), _text(new), ctx)]
-    if command == "insert":
-        return [insertion(path, _text(args.value("new_str", "text")), ctx)]
-    return [unknown_write(path, ctx)] if command == "undo_edit" else []
 
 
 def _editor(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
@@ -91,10 +63,6 @@ def _browser(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
 def _create(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
     path = args.string("filename", "path")
     return [write(path, "", ctx, new_file=True)] if path and path.strip() else []
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 class SweAgentHarness(ToolMapHarness):

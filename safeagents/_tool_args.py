@@ -1,5 +1,8 @@
-"""A tool call's decoded arguments and the effects of the argument shapes every harness shares:
-what the generic harness reads a call by."""
+"""A tool call's decoded arguments and the effects of the argument shapes every harness shares.
+
+The generic harness reads calls with these; harness plugins get them from
+:mod:`safeagents.toolkit`.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from urllib.parse import urlsplit
 
 from safeagents._actions import AnalysisContext, Effect
 from safeagents.analysis import (
+    PythonTool,
     analyze_python,
     analyze_shell,
     edit_effect,
@@ -23,11 +27,14 @@ from safeagents.analysis import (
 __all__ = [
     "OLD_NEW_ALIASES",
     "PATH_ALIASES",
+    "WORKDIR_ALIASES",
     "ToolArgs",
     "argv_effects",
     "dedupe",
+    "edit",
     "editor_effects",
     "edits_effects",
+    "insertion",
     "listing",
     "network",
     "old_new_effect",
@@ -36,6 +43,8 @@ __all__ = [
     "read",
     "search",
     "shell",
+    "unknown_write",
+    "web_search",
     "write",
 ]
 
@@ -46,7 +55,7 @@ OLD_NEW_ALIASES = (
     ("old_string", "new_string"),
     ("old_str", "new_str"),
 )
-_WORKDIR_ALIASES = ("workdir", "working_directory")
+WORKDIR_ALIASES = ("workdir", "working_directory")
 _EDITOR_PATH = ("path", "file_path")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash"})
 _APPLY_PATCH_COMMANDS = frozenset({"apply_patch", "applypatch"})
@@ -61,6 +70,7 @@ class ToolArgs:
 
     @classmethod
     def of(cls, arguments: object) -> ToolArgs:
+        """Decode a call's arguments: a mapping, a JSON object string, or other text."""
         if isinstance(arguments, Mapping):
             return cls(mapping=arguments)
         if isinstance(arguments, str):
@@ -89,6 +99,7 @@ class ToolArgs:
         return None
 
     def flag(self, *names: str) -> bool:
+        """Whether the first present argument among ``names`` is true (or ``"true"``, ``"1"``…)."""
         value = self.value(*names)
         if isinstance(value, str):
             return value.strip().lower() in {"true", "1", "yes"}
@@ -102,11 +113,20 @@ class ToolArgs:
         return list(value) if isinstance(value, list) else []
 
     def context(
-        self, ctx: AnalysisContext, names: Iterable[str] = _WORKDIR_ALIASES
+        self, ctx: AnalysisContext, names: Iterable[str] = WORKDIR_ALIASES
     ) -> AnalysisContext:
         """``ctx`` moved into the call's working-directory argument, if it has one."""
         workdir = self.string(*names)
         return ctx.chdir(workdir) if workdir and workdir.strip() else ctx
+
+    def raw(self) -> str:
+        """The arguments as text, for opaque effects and messages."""
+        if self.text is not None:
+            return self.text
+        try:
+            return json.dumps(self.mapping, ensure_ascii=False, default=repr)
+        except (TypeError, ValueError, RecursionError):
+            return repr(self.mapping)
 
 
 def _json_or_none(text: str) -> Any:
@@ -117,32 +137,51 @@ def _json_or_none(text: str) -> Any:
 
 
 def dedupe(effects: Iterable[Effect]) -> list[Effect]:
+    """``effects`` without repeats, in first-seen order."""
     return list(dict.fromkeys(effects))
 
 
 def shell(script: str, ctx: AnalysisContext) -> list[Effect]:
+    """Effects of a shell script; a blank script has none."""
     return list(analyze_shell(script, ctx)) if script.strip() else []
 
 
-def python(code: str, ctx: AnalysisContext) -> list[Effect]:
-    return list(analyze_python(code, ctx)) if code.strip() else []
+def python(
+    code: str, ctx: AnalysisContext, tools: Mapping[str, PythonTool] | None = None
+) -> list[Effect]:
+    """Effects of a Python snippet; ``tools``: the harness' tool functions it may call."""
+    return list(analyze_python(code, ctx, tools=tools or {})) if code.strip() else []
 
 
 def patch(text: str, ctx: AnalysisContext) -> list[Effect]:
+    """Effects of an apply_patch envelope or unified diff; blank text has none."""
     return list(parse_patch(text, ctx)) if text.strip() else []
 
 
-def _edit(
+def edit(
     path: str, old: str, new: str, ctx: AnalysisContext, *, replace_all: bool = False
 ) -> Effect:
+    """An in-place edit of ``path`` replacing ``old`` with ``new``."""
     return edit_effect(path, old, new, ctx, replace_all=replace_all)
 
 
 def write(path: str, content: str, ctx: AnalysisContext, *, new_file: bool = False) -> Effect:
+    """A write of ``content`` to ``path`` (``new_file``: the call creates it)."""
     return write_effect(path, content, ctx, new_file=new_file)
 
 
+def insertion(path: str, text: str, ctx: AnalysisContext) -> Effect:
+    """Text inserted into ``path`` without removing anything (the rest of the file is unknown)."""
+    return Effect("write", path=ctx.resolve(path), added=text, removed="")
+
+
+def unknown_write(path: str, ctx: AnalysisContext) -> Effect:
+    """A write to ``path`` whose new content is not known."""
+    return Effect("write", path=ctx.resolve(path))
+
+
 def read(path: str, ctx: AnalysisContext) -> Effect:
+    """A read of ``path``."""
     return Effect("read", path=ctx.resolve(path))
 
 
@@ -157,12 +196,18 @@ def listing(path: str | None, ctx: AnalysisContext) -> Effect:
 
 
 def network(url: str) -> Effect:
+    """A network access to ``url``, with its host."""
     url = url.strip()
     try:
         host = urlsplit(url if "//" in url else "//" + url).hostname
     except ValueError:
         host = None
     return Effect("network", url=url, host=host)
+
+
+def web_search(query: str | None) -> Effect:
+    """A web search: a network effect whose ``pattern`` is the query (no URL is known)."""
+    return Effect("network", pattern=query)
 
 
 def argv_effects(argv: list[Any], ctx: AnalysisContext) -> list[Effect]:
@@ -205,7 +250,7 @@ def old_new_effect(path: str, args: ToolArgs, ctx: AnalysisContext) -> Effect | 
         if old is None and new is None:
             continue
         replace_all = args.flag("replaceAll", "replace_all")
-        return _edit(path, _text(old), _text(new), ctx, replace_all=replace_all)
+        return edit(path, _text(old), _text(new), ctx, replace_all=replace_all)
     return None
 
 
@@ -221,11 +266,10 @@ def editor_effects(command: str, args: ToolArgs, ctx: AnalysisContext) -> list[E
         return [write(path, content if isinstance(content, str) else "", ctx, new_file=True)]
     if command == "str_replace":
         old, new = args.value("old_str"), args.value("new_str")
-        return [_edit(path, _editor_text(old), _editor_text(new), ctx)]
+        return [edit(path, _editor_text(old), _editor_text(new), ctx)]
     if command == "insert":
-        added = _editor_text(args.value("new_str", "text"))
-        return [Effect("write", path=ctx.resolve(path), added=added, removed="")]
-    return [Effect("write", path=ctx.resolve(path))] if command == "undo_edit" else []
+        return [insertion(path, _editor_text(args.value("new_str", "text")), ctx)]
+    return [unknown_write(path, ctx)] if command == "undo_edit" else []
 
 
 def _text(value: Any) -> str:

@@ -16,6 +16,7 @@ def test_all_lists_exactly_the_public_names() -> None:
         "rules",
         "scripted",
         "store",
+        "toolkit",
     }
     assert sorted(safeagents.__all__) == sorted(public)
 
