@@ -22,9 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine_bench import build_rules
 
-from safeagents import Firewall
-from safeagents._actions import AnalysisContext, ToolCall
-from safeagents._detector import SessionState
+from safeagents import AnalysisContext, Firewall, SessionState, ToolCall
 
 SIZES = {"100 B": 100, "10 KB": 10_000, "100 KB": 100_000}
 SAMPLES = 400

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from safeagents._actions import Effect, ToolCall
+from safeagents import Effect, ToolCall
 from safeagents.rules import Engine, RuleSet
 
 RULE_COUNTS = (10, 1_000)
