@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from typing import NamedTuple
 
 PARSE_LIMIT = 4_096
 """Most bytes of code tree-sitter parses at once (worst case about 50 ms)."""
@@ -23,11 +24,21 @@ _DOUBLE_QUOTED = re.compile(rb'"(?:[^"\\]|\\.)*"?', re.DOTALL)
 _BACKTICKED = re.compile(rb"`(?:[^`\\]|\\.)*`?", re.DOTALL)
 _HEREDOC = re.compile(rb"<<(-?)[ \t]*(\\?)(['\"]?)([^\s'\"<>|&;()]+)\3")
 _EXPANSION = re.compile(rb"[$`]")
+_DELIMITER_END = frozenset(bytes([byte]) for byte in b" \t\n;&|<>()")
 _WORD_START = frozenset(b" \t\n;&|()")
 _FILLER = 0x01
 """A control byte: never whitespace to the grammar and never part of a heredoc delimiter."""
 _MASK = bytes(0x0A if byte == 0x0A else _FILLER for byte in range(256))
 """Maps every byte but a newline to :data:`_FILLER`."""
+
+
+class _Heredoc(NamedTuple):
+    delimiter: bytes
+    strip_tabs: bool
+    quoted: bool
+    simple: bool
+    """The delimiter word is exactly what the pattern read (no ``"E"OF``, ``E\\OF``, ``$x``), so
+    the body ends where bash ends it and may be treated as data."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +119,7 @@ def _scan(source: bytes) -> _Scan:
     scan = _Scan([], [])
     length = len(source)
     depth = 0
-    pending: list[tuple[bytes, bool, bool]] = []
+    pending: list[_Heredoc] = []
     position = 0
     splits = scan.splits
     while position < length:
@@ -188,22 +199,23 @@ def _skip(pattern: re.Pattern[bytes], source: bytes, at: int, scan: _Scan | None
     return end
 
 
-def _heredoc_operator(source: bytes, at: int, pending: list[tuple[bytes, bool, bool]]) -> int:
+def _heredoc_operator(source: bytes, at: int, pending: list[_Heredoc]) -> int:
     if source[at : at + 3] == b"<<<":
         return at + 3
     match = _HEREDOC.match(source, at)
     if match is None:
         return at + 1
     quoted = bool(match.group(2) or match.group(3))
-    pending.append((match.group(4), bool(match.group(1)), quoted))
+    after = source[match.end() : match.end() + 1]
+    simple = (not after or after in _DELIMITER_END) and not _EXPANSION.search(match.group(4))
+    simple = simple and b"\\" not in match.group(4)
+    pending.append(_Heredoc(match.group(4), bool(match.group(1)), quoted, simple))
     return match.end()
 
 
-def _heredoc_bodies(
-    source: bytes, position: int, pending: list[tuple[bytes, bool, bool]], scan: _Scan
-) -> int:
+def _heredoc_bodies(source: bytes, position: int, pending: list[_Heredoc], scan: _Scan) -> int:
     """Skip the bodies of the heredocs opened on the line that just ended."""
-    for delimiter, strip_tabs, quoted in pending:
+    for delimiter, strip_tabs, quoted, simple in pending:
         body_start = position
         closing = (rb"\t*" if strip_tabs else b"") + re.escape(delimiter) + rb"(?=\n|\Z)"
         found = re.compile(closing).match(source, position) if position < len(source) else None
@@ -211,11 +223,13 @@ def _heredoc_bodies(
             body_end = position
         else:
             found = re.compile(b"\n" + closing).search(source, position)
-            if found is None:
+            if found is None:  # bash reads to the end of the script: all of it is data
+                if simple and (quoted or not _EXPANSION.search(source, body_start)):
+                    scan.text_spans.append((body_start - 1, len(source)))
                 return len(source)
             body_end = found.start() + 1
         position = min(found.end() + 1, len(source))
         plain = quoted or not _EXPANSION.search(source, body_start, body_end)
-        if plain and body_end - body_start > 2:
+        if simple and plain and body_end - body_start > 2:
             scan.text_spans.append((body_start - 1, body_end + 1))
     return position

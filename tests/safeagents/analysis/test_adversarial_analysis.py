@@ -167,3 +167,23 @@ def test_unanalysable_effects_describe_why() -> None:
     (gave_up,) = [effect for effect in effects if effect.unanalysable]
     assert gave_up.unanalysable == "budget" and gave_up.opaque
     assert gave_up.describe().startswith("run a command too long or too deeply nested to check")
+
+
+PADDING = "echo '" + "x" * 5_000 + "'\n"  # past one parse piece: the chunker plans the script
+
+
+@pytest.mark.parametrize(
+    "delimiter", ['"E"OF', "E\\OF", "'E'OF"], ids=["quoted part", "backslash", "single part"]
+)
+def test_a_heredoc_delimiter_spelled_in_parts_hides_nothing(delimiter: str) -> None:
+    script = f"{PADDING}cat <<{delimiter}\nx\nEOF\n{RM}\nE\n{PADDING}"
+    verdict = check(script)
+    assert verdict.blocked
+    assert rule_ids(verdict) & {DELETION, UNANALYSABLE}
+
+
+def test_an_unterminated_heredoc_is_data_to_the_end() -> None:
+    script = f"{PADDING}cat > notes.txt <<'EOF'\n" + "remember the tests\n" * 2_000 + "EOF && ls"
+    effects = analyze_shell(script, AnalysisContext())
+    assert not [effect for effect in effects if effect.unanalysable]
+    assert not check(script).findings
