@@ -6,7 +6,7 @@ import fnmatch
 import re
 from itertools import islice, pairwise
 
-from safeagents.analysis._shell._model import MAX_EXPANSIONS
+from safeagents.analysis._shell._model import MAX_EXPANSIONS, BudgetExhausted
 
 _ANSI_C_ESCAPE = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
@@ -103,11 +103,15 @@ def escape_for_braces(text: str) -> str:
 
 
 def brace_expand(pattern: str) -> list[str]:
-    """Bash brace expansion of ``pattern`` (escaped with :func:`escape_for_braces`), capped."""
-    if pattern.count("{") > _MAX_BRACE_GROUPS:
-        return [_unescape_braces(pattern)]
-    results = [_unescape_braces(item) for item in _expand(pattern, MAX_EXPANSIONS)]
-    return results[:MAX_EXPANSIONS] or [_unescape_braces(pattern)]
+    """Bash brace expansion of ``pattern`` (escaped with :func:`escape_for_braces`).
+
+    Raises :class:`BudgetExhausted` past :data:`MAX_EXPANSIONS` words or brace groups."""
+    if pattern.count("{") > _MAX_BRACE_GROUPS and _first_brace_group(pattern) is not None:
+        raise BudgetExhausted
+    results = [_unescape_braces(item) for item in _expand(pattern, MAX_EXPANSIONS + 1)]
+    if len(results) > MAX_EXPANSIONS:
+        raise BudgetExhausted
+    return results or [_unescape_braces(pattern)]
 
 
 def _expand(pattern: str, limit: int) -> list[str]:
@@ -184,7 +188,7 @@ def _sequence(body: str) -> list[str]:
     step = abs(int(match.group(3) or 1)) or 1
     step = step if last >= first else -step
     values = range(first, last + (1 if step > 0 else -1), step)
-    return [str(value) for value in islice(values, MAX_EXPANSIONS)]
+    return [str(value) for value in islice(values, MAX_EXPANSIONS + 1)]
 
 
 def _unescape_braces(text: str) -> str:

@@ -20,8 +20,9 @@ MAX_EFFECTS = 2_000
 """Effects one analysis may produce before it stops and reports the rest as opaque."""
 MAX_EXPANDED_CHARS = 2_000_000
 """Characters of variable values one analysis may substitute (``a=$a$a`` doubles each time)."""
-MAX_EXPANSIONS = 64
-"""Words one brace expansion, ``for`` loop or ``xargs`` input may produce."""
+MAX_EXPANSIONS = 1_024
+"""Words one brace expansion, ``for`` loop, ``xargs`` input or ``find`` may produce; more
+stops the analysis (dropping the rest would hide what they do)."""
 DEFAULT_IFS = " \t\n"
 """``$IFS`` until a script sets it: ``rm${IFS}x`` is the two words ``rm`` and ``x``."""
 OPAQUE_TEXT_LIMIT = 4_096

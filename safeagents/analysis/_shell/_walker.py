@@ -14,6 +14,7 @@ from safeagents.analysis._shell._model import (
     MAX_NESTING,
     NO_INPUT,
     UNKNOWN_OUTPUT,
+    BudgetExhausted,
     Run,
     ShellState,
     Stream,
@@ -237,7 +238,9 @@ class Walker:
         if body is None:
             return
         name = self.text(variable) if variable is not None else ""
-        known = bool(words) and len(words) <= MAX_EXPANSIONS and all(w.exact for w in words)
+        known = bool(words) and all(w.exact for w in words)
+        if known and len(words) > MAX_EXPANSIONS:
+            raise BudgetExhausted
         if not known:
             state.variables.pop(name, None)
             self.statement(body, state, depth, stdin)

@@ -60,12 +60,20 @@ ANALYSED = {
     "a default expansion as the command": "${NOPE:-rm} tests/test_a.py",
     "an unquoted variable holding the command": "c='rm tests/test_a.py'; $c",
     "40 nested ( ) subshells": "(" * 40 + RM + ")" * 40,
+    "the rm as the 101st word of a brace expansion": "rm {"
+    + ",".join(f"f{index}" for index in range(100))
+    + ",tests/test_a.py}",
+    "the rm in the 101st turn of a for loop": "for f in "
+    + " ".join(f"f{index}" for index in range(100))
+    + " tests/test_a.py; do rm $f; done",
 }
 
 OVER_BUDGET = {
     "bash -c nested 8 deep": nested(RM, 8, "bash -c"),
     "eval nested 8 deep": nested(RM, 8, "eval"),
     "100 nested ( ) subshells": "( " * 100 + RM + " )" * 100,
+    "a brace expansion of 2^17 words": "rm {tests/test_a.py,x}" + "{,}" * 17,
+    "a sequence of 2,000 words": "for i in {1..2000}; do rm tests/test_a.py; done",
     "python -c with a 200 KB program": "python3 -c "
     + shlex.quote("x = 1\n" * 33_000 + PYTHON_REMOVE),
     "python -c with 5,000 nested parentheses": "python3 -c "
