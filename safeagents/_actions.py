@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 __all__ = [
     "EFFECT_KINDS",
+    "UNANALYSABLE_REASONS",
     "AnalysisContext",
     "Effect",
     "EffectKind",
@@ -33,14 +34,26 @@ EFFECT_KINDS: tuple[EffectKind, ...] = (
     "search",
 )
 
+UNANALYSABLE_REASONS = {
+    "budget": "run a command too long or too deeply nested to check",
+    "error": "run a command the analysers failed on",
+    "arguments": "pass arguments that are not valid JSON",
+}
+"""Why an analysis gave up (:attr:`Effect.unanalysable`), as :meth:`Effect.describe` says it."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool call as the model emitted it, in any harness's schema."""
+    """One tool call as the model emitted it, in any harness's schema.
+
+    ``arguments_error`` says why arguments sent as a JSON string (the OpenAI dialects) did not
+    decode; ``arguments`` then holds the raw text, and the call is never analysed as such.
+    """
 
     id: str
     name: str
     arguments: Mapping[str, Any] | str = field(default_factory=dict)
+    arguments_error: str | None = None
 
     @classmethod
     def from_openai(cls, raw: Mapping[str, Any]) -> ToolCall:
@@ -48,15 +61,19 @@ class ToolCall:
         function = raw.get("function") or {}
         name = str(function.get("name") or raw.get("name") or "")
         arguments: Any = function.get("arguments", raw.get("arguments", {}))
+        error: str | None = None
         if isinstance(arguments, str):
             try:
                 decoded = json.loads(arguments) if arguments.strip() else {}
-            except ValueError:
-                decoded = arguments
+            except ValueError as exc:
+                decoded, error = arguments, str(exc)
+            except RecursionError:
+                decoded, error = arguments, "nested too deeply"
             arguments = decoded
         if not isinstance(arguments, (Mapping, str)):
             arguments = {"value": arguments}
-        return cls(id=str(raw.get("id") or ""), name=name, arguments=arguments)
+        call_id = str(raw.get("id") or "")
+        return cls(id=call_id, name=name, arguments=arguments, arguments_error=error)
 
     def argument(self, *names: str) -> Any:
         """The first present argument among ``names`` (aliases), else ``None``."""
@@ -105,6 +122,8 @@ class Effect:
     Fields not meaningful for a kind stay ``None``/empty. ``path`` and ``dest`` are
     always normalised absolute paths. ``opaque`` marks an ``exec`` whose text could
     not be resolved statically (``$(...)``, decoded pipes into a shell, ``eval $x``).
+    ``unanalysable`` (a key of :data:`UNANALYSABLE_REASONS`, on an opaque ``exec``) says that
+    the analysis gave up: a budget ran out, an analyser failed, or the arguments were not JSON.
     """
 
     kind: EffectKind
@@ -121,12 +140,16 @@ class Effect:
     host: str | None = None
     pattern: str | None = None
     opaque: bool = False
+    unanalysable: str | None = None
 
     def describe(self) -> str:
         """A short human phrase: ``delete /workspace/tests/test_x.py``."""
         target = self.path or self.url or self.command or self.pattern or ""
         if self.kind == "move" and self.dest:
             target = f"{self.path} -> {self.dest}"
+        if self.unanalysable is not None:
+            phrase = UNANALYSABLE_REASONS.get(self.unanalysable, "run an unanalysable command")
+            return f"{phrase} ({_clip(target, 60)})"
         if self.kind == "exec" and self.opaque:
             return f"run an unresolvable command {_clip(target)}"
         return f"{self.kind} {_clip(target)}".strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -198,7 +198,7 @@ def _calls_of(message: Mapping[str, Any]) -> Iterator[ToolCall]:
     for index, raw in enumerate(raw_calls):
         if isinstance(raw, Mapping):
             call = ToolCall.from_openai(raw)
-            yield call if call.id else ToolCall(f"call-{index}", call.name, call.arguments)
+            yield call if call.id else replace(call, id=f"call-{index}")
 
 
 def _text(content: Any) -> str:

@@ -133,8 +133,12 @@ class Registry:
         """``call``'s effects per its harness, falling back to the generic plugin; never raises.
 
         An unknown harness name is logged (once) and treated as ``None``. A plugin that raises
-        (or returns something other than effects) yields one opaque ``exec``.
+        (or returns something other than effects) yields one opaque ``exec``, marked
+        ``unanalysable="error"``; a call whose JSON arguments did not decode reaches no plugin
+        and yields one marked ``unanalysable="arguments"``.
         """
+        if call.arguments_error is not None:
+            return [_invalid_arguments(call)]
         plugin = self._resolve(harness)
         try:
             effects = plugin.effects(call, ctx)
@@ -145,7 +149,7 @@ class Registry:
             logger.warning(
                 "harness plugin %r failed on tool %r", plugin.name, call.name, exc_info=True
             )
-            return [Effect("exec", command=_raw_arguments(call), opaque=True)]
+            return [Effect("exec", command=_raw_arguments(call), opaque=True, unanalysable="error")]
 
     def _resolve(self, harness: str | Harness | None) -> Harness:
         if isinstance(harness, Harness):
@@ -268,3 +272,8 @@ def _raw_arguments(call: ToolCall) -> str:
     if len(text) > _RAW_ARGUMENTS_LIMIT:
         text = text[: _RAW_ARGUMENTS_LIMIT - 1] + "…"
     return text
+
+
+def _invalid_arguments(call: ToolCall) -> Effect:
+    """The one effect of a call whose arguments are not valid JSON: nothing can be told."""
+    return Effect("exec", command=_raw_arguments(call), opaque=True, unanalysable="arguments")

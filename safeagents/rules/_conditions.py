@@ -46,6 +46,7 @@ TEXT_FIELDS = (
     "pattern",
     "tool",
     "harness",
+    "unanalysable",
 )
 BOOL_FIELDS = ("new_file", "opaque")
 FIELDS = ("effect", *TEXT_FIELDS, *BOOL_FIELDS)

@@ -134,7 +134,11 @@ class _Runner:
             earlier = ToolCall(f"history-{index}", entry.tool, entry.arguments)
             checker.check_call(earlier, harness=case.harness, context=context, session=session)
             session.tool_outputs.append(entry.output)
-        call = ToolCall("fixture", case.tool, case.arguments)
+        if case.arguments_json is not None:
+            raw = {"id": "fixture", "name": case.tool, "arguments": case.arguments_json}
+            call = ToolCall.from_openai(raw)
+        else:
+            call = ToolCall("fixture", case.tool, case.arguments)
         verdict = checker.check_call(call, harness=case.harness, context=context, session=session)
         hits = [finding for finding in verdict.findings if finding.rule_id == rule.id]
         want_match = case.expect in ("match", "todo-match")

@@ -94,6 +94,8 @@ class FixtureCaseModel(_Strict):
     harness: str
     tool: str
     arguments: Any = Field(default_factory=dict)
+    arguments_json: str | None = None
+    """The arguments as the OpenAI dialects carry them (a JSON string), decoded like them."""
     expect: Expectation
     cwd: str = "/workspace"
     vars: dict[str, Any] = Field(default_factory=dict)

@@ -16,7 +16,7 @@ from safeagents._registry import default_registry
 from safeagents.rules import CATEGORIES, FixtureResult, Rule, RuleSet, run_fixtures
 
 BUNDLED = Path(__file__).resolve().parents[2] / "rules"
-PACKS = ("reward-hacking", "destructive", "secrets")
+PACKS = ("reward-hacking", "destructive", "secrets", "fail-closed")
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example")
 MINIMUM_CASES = 3
 MINIMUM_HARNESSES = 3
@@ -114,7 +114,7 @@ def test_rule_meets_minimums(rule_file: Path) -> None:
 @pytest.mark.parametrize(("rule_id", "case"), list(_all_cases()))
 def test_fixture_uses_a_real_tool_schema(rule_id: str, case: dict[str, Any]) -> None:
     harness = default_registry().harness(case["harness"])
-    call = ToolCall("schema-check", case["tool"], case["arguments"])
+    call = ToolCall("schema-check", case["tool"], case.get("arguments", {}))
     assert harness.effects(call, AnalysisContext()) is not None, (
         f"{case['harness']} has no tool {case['tool']!r}"
     )

@@ -292,7 +292,7 @@ class CallEffects:
         try:
             effects = analyse("shell", script, ctx, active_level())
         except Exception:
-            return [Effect("exec", command=script, opaque=True)]
+            return [Effect("exec", command=script, opaque=True, unanalysable="error")]
         return [_plain_exec(script)] if effects is None else effects
 
     def _segment(self, node: ast.AST) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import replace
@@ -42,24 +43,37 @@ def _analyze(
         return []
     head = Effect("exec", argv0="python", command=code[:COMMAND_CLIP])
     if len(code) > MAX_CODE_CHARS or nesting > MAX_NESTING:
-        return [replace(head, opaque=True)]
+        return [replace(head, opaque=True, unanalysable="budget")]
     tree = _parse(code)
-    if tree is None:
-        return [replace(head, opaque=True)]
+    if not isinstance(tree, ast.Module):
+        return [replace(head, opaque=True, unanalysable=tree)]
     try:
         effects = _walk(code, tree, ctx, nesting, tools)
     except (RecursionError, MemoryError):
-        effects = [opaque_python(code[:COMMAND_CLIP])]
+        effects = [_gave_up(code)]
     return list(dict.fromkeys([head, *effects]))
 
 
-def _parse(code: str) -> ast.Module | None:
+def _parse(code: str) -> ast.Module | str | None:
+    """The tree; else ``None`` for code Python would refuse too, or ``"budget"``."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return ast.parse(code)
-    except (SyntaxError, RecursionError, ValueError, MemoryError, OverflowError):
+    except SyntaxError as exc:
+        return "budget" if _TOO_COMPLEX.search(str(exc.msg)) else None
+    except (RecursionError, MemoryError):
+        return "budget"
+    except (ValueError, OverflowError):
         return None
+
+
+_TOO_COMPLEX = re.compile(r"too many|too complex|too deeply|nesting|recursion", re.IGNORECASE)
+"""Syntax errors that are limits of the parser (5,000 nested parentheses), not bad code."""
+
+
+def _gave_up(code: str) -> Effect:
+    return replace(opaque_python(code[:COMMAND_CLIP]), unanalysable="budget")
 
 
 def _walk(
@@ -82,7 +96,7 @@ def _walk(
         node = stack.pop()
         visited += 1
         if visited > MAX_NODES:
-            calls.effects.append(opaque_python(code[:COMMAND_CLIP]))
+            calls.effects.append(_gave_up(code))
             break
         if isinstance(node, (ast.With, ast.AsyncWith)):
             _note_with_writes(node, resolver, calls)
@@ -90,8 +104,8 @@ def _walk(
             _note_chained_write(node, resolver, calls)
             calls.call(node)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    if resolver.truncated and not any(effect.opaque for effect in calls.effects):
-        calls.effects.append(opaque_python(code[:COMMAND_CLIP]))
+    if resolver.truncated and not any(effect.unanalysable for effect in calls.effects):
+        calls.effects.append(_gave_up(code))
     return calls.effects
 
 

@@ -6,7 +6,8 @@ than ``PARSE_LIMIT`` bytes of code at once (its error recovery is quadratic) nor
 most ``MAX_NESTING`` levels deep, re-parses strings (``bash -c``, ``eval``) at most
 ``MAX_LEVEL`` times, substitutes at most ``MAX_EXPANDED_CHARS`` characters of variables and
 emits at most ``MAX_EFFECTS`` effects. Past a bound the effects found so far are kept and an
-opaque ``exec`` of the script is added.
+opaque ``exec`` of the script is added, marked ``unanalysable="budget"`` (which the bundled
+``unanalysable-call`` rule rejects).
 
 Results of scripts up to ``CACHEABLE_LENGTH`` characters are kept in a small LRU
 (``_cache.RESULTS``) keyed by script, context and re-parse level.
@@ -25,7 +26,7 @@ from safeagents.analysis._shell._model import (
     BudgetExhausted,
     Run,
     ShellState,
-    opaque_exec,
+    gave_up,
 )
 
 if TYPE_CHECKING:
@@ -38,10 +39,10 @@ def analyze_shell(script: str, ctx: AnalysisContext, *, _depth: int = 0) -> list
     """Effects of running ``script`` in ``ctx``; never raises."""
     try:
         if not isinstance(script, str):
-            return [opaque_exec(repr(script))]
+            return [gave_up(repr(script), "error")]
         level = max(_depth, active_level())
         if level > MAX_LEVEL:
-            return [opaque_exec(script)]
+            return [gave_up(script)]
         if len(script) > CACHEABLE_LENGTH:
             return analyse_uncached(script, ctx, level)
         key = (script, ctx, level)
@@ -51,7 +52,7 @@ def analyze_shell(script: str, ctx: AnalysisContext, *, _depth: int = 0) -> list
             RESULTS.put(key, effects)
         return effects
     except Exception:
-        return [opaque_exec(script if isinstance(script, str) else "")]
+        return [gave_up(script if isinstance(script, str) else "", "error")]
 
 
 def analyse_uncached(script: str, ctx: AnalysisContext, level: int) -> list[Effect]:
@@ -59,10 +60,8 @@ def analyse_uncached(script: str, ctx: AnalysisContext, level: int) -> list[Effe
     run = Run()
     try:
         _walker_class()(script, run, level).analyse(ShellState(ctx), 0)
-    except BudgetExhausted:
-        run.effects.append(opaque_exec(script))
-    except RecursionError:
-        run.effects.append(opaque_exec(script))
+    except (BudgetExhausted, RecursionError):
+        run.effects.append(gave_up(script))
     return run.effects
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from itertools import islice, pairwise
 
-from safeagents.analysis._shell._model import MAX_EXPANSIONS
+from safeagents.analysis._shell._model import MAX_EXPANSIONS, BudgetExhausted
 
 _ANSI_C_ESCAPE = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
@@ -102,11 +103,15 @@ def escape_for_braces(text: str) -> str:
 
 
 def brace_expand(pattern: str) -> list[str]:
-    """Bash brace expansion of ``pattern`` (escaped with :func:`escape_for_braces`), capped."""
-    if pattern.count("{") > _MAX_BRACE_GROUPS:
-        return [_unescape_braces(pattern)]
-    results = [_unescape_braces(item) for item in _expand(pattern, MAX_EXPANSIONS)]
-    return results[:MAX_EXPANSIONS] or [_unescape_braces(pattern)]
+    """Bash brace expansion of ``pattern`` (escaped with :func:`escape_for_braces`).
+
+    Raises :class:`BudgetExhausted` past :data:`MAX_EXPANSIONS` words or brace groups."""
+    if pattern.count("{") > _MAX_BRACE_GROUPS and _first_brace_group(pattern) is not None:
+        raise BudgetExhausted
+    results = [_unescape_braces(item) for item in _expand(pattern, MAX_EXPANSIONS + 1)]
+    if len(results) > MAX_EXPANSIONS:
+        raise BudgetExhausted
+    return results or [_unescape_braces(pattern)]
 
 
 def _expand(pattern: str, limit: int) -> list[str]:
@@ -183,7 +188,7 @@ def _sequence(body: str) -> list[str]:
     step = abs(int(match.group(3) or 1)) or 1
     step = step if last >= first else -step
     values = range(first, last + (1 if step > 0 else -1), step)
-    return [str(value) for value in islice(values, MAX_EXPANSIONS)]
+    return [str(value) for value in islice(values, MAX_EXPANSIONS + 1)]
 
 
 def _unescape_braces(text: str) -> str:
@@ -199,3 +204,85 @@ def _unescape_braces(text: str) -> str:
         out.append(text[index])
         index += 1
     return "".join(out)
+
+
+_OPERATION_LIMIT = 4_096
+"""Longest value a ``${NAME#pattern}``-style operation is worked out for (it is quadratic)."""
+
+
+def apply_operation(value: str | None, parts: list[str]) -> str | None:
+    """``${NAME<parts>}``: defaults, prefix/suffix removal, substrings and replacement with
+    literal operands (``${IFS%?}``, ``${X:0:2}``, ``${X//a/b}``); ``None`` for other forms.
+
+    ``value`` is ``None`` for a variable the script never set: a default (``${X:-rm}``) is
+    then taken as what runs, the likely case and the one an evasion relies on."""
+    if not parts:
+        return None
+    operator, operands = parts[0], parts[1:]
+    operand = "".join(operands)
+    if value is None:
+        return operand if operator in (":-", ":=", "-", "=") else None
+    if len(value) > _OPERATION_LIMIT:
+        return None
+    if operator in (":-", ":="):
+        return value or operand
+    if operator in ("-", "=", ":?", "?"):
+        return value
+    if operator in (":+", "+"):
+        return operand if value or operator == "+" else ""
+    if operator in ("#", "##", "%", "%%"):
+        return _strip(value, operand, longest=len(operator) == 2, prefix=operator[0] == "#")
+    if operator == ":":
+        return _substring(value, operands)
+    if operator in ("/", "//"):
+        pattern, _, replacement = operand.partition("/")
+        if len(operands) > 1 and operands[1] == "/":
+            pattern, replacement = operands[0], "".join(operands[2:])
+        return _replace(value, pattern, replacement, every=operator == "//")
+    return None
+
+
+def _glob(pattern: str) -> re.Pattern[str] | None:
+    if pattern.startswith(("#", "%")) or "\\" in pattern:
+        return None
+    translated = fnmatch.translate(pattern)
+    try:
+        return re.compile(translated, re.DOTALL)
+    except re.error:
+        return None
+
+
+def _strip(value: str, pattern: str, *, longest: bool, prefix: bool) -> str | None:
+    compiled = _glob(pattern)
+    if compiled is None:
+        return None
+    sizes = range(len(value), -1, -1) if longest else range(len(value) + 1)
+    for size in sizes:
+        piece = value[:size] if prefix else value[len(value) - size :]
+        if compiled.fullmatch(piece):
+            return value[size:] if prefix else value[: len(value) - size]
+    return value
+
+
+def _substring(value: str, operands: list[str]) -> str | None:
+    numbers = [item for item in operands if item != ":"]
+    try:
+        values = [int(item.strip()) for item in numbers]
+    except ValueError:
+        return None
+    if not values or len(values) > 2:
+        return None
+    start = values[0] if values[0] >= 0 else max(0, len(value) + values[0])
+    if len(values) == 1:
+        return value[start:]
+    length = values[1]
+    end = start + length if length >= 0 else len(value) + length
+    return value[start:end] if end >= start else None
+
+
+def _replace(value: str, pattern: str, replacement: str, *, every: bool) -> str | None:
+    if not pattern or _glob(pattern) is None:
+        return None
+    if not any(char in pattern for char in "*?["):
+        return value.replace(pattern, replacement, -1 if every else 1)
+    return None

@@ -20,8 +20,11 @@ MAX_EFFECTS = 2_000
 """Effects one analysis may produce before it stops and reports the rest as opaque."""
 MAX_EXPANDED_CHARS = 2_000_000
 """Characters of variable values one analysis may substitute (``a=$a$a`` doubles each time)."""
-MAX_EXPANSIONS = 64
-"""Words one brace expansion, ``for`` loop or ``xargs`` input may produce."""
+MAX_EXPANSIONS = 1_024
+"""Words one brace expansion, ``for`` loop, ``xargs`` input or ``find`` may produce; more
+stops the analysis (dropping the rest would hide what they do)."""
+DEFAULT_IFS = " \t\n"
+"""``$IFS`` until a script sets it: ``rm${IFS}x`` is the two words ``rm`` and ``x``."""
 OPAQUE_TEXT_LIMIT = 4_096
 """Characters of the script kept in the ``command`` of a fallback opaque exec."""
 
@@ -76,6 +79,10 @@ class ShellState:
     dir_stack: list[str] = field(default_factory=list)
     oldpwd: str | None = None
 
+    def snapshot(self) -> tuple[object, ...]:
+        """Everything later commands depend on, as a hashable value."""
+        return (self.ctx, tuple(self.variables.items()), tuple(self.dir_stack), self.oldpwd)
+
     def fork(self) -> ShellState:
         """A copy for a subshell, whose changes do not leak back."""
         return ShellState(self.ctx, dict(self.variables), list(self.dir_stack), self.oldpwd)
@@ -98,6 +105,8 @@ class ShellState:
             return self.ctx.cwd
         if name == "OLDPWD":
             return self.oldpwd
+        if name == "IFS":
+            return DEFAULT_IFS
         return None
 
 
@@ -262,3 +271,8 @@ def is_pseudo_device(path: str) -> bool:
 def opaque_exec(text: str) -> Effect:
     """The fallback effect for text the analyser could not take apart."""
     return Effect("exec", command=text[:OPAQUE_TEXT_LIMIT], opaque=True)
+
+
+def gave_up(text: str, reason: str = "budget") -> Effect:
+    """The effect for text left unanalysed because a budget ran out (or the analyser failed)."""
+    return Effect("exec", command=text[:OPAQUE_TEXT_LIMIT], opaque=True, unanalysable=reason)

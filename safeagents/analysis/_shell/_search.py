@@ -5,7 +5,14 @@ from __future__ import annotations
 import posixpath
 
 from safeagents._actions import Effect
-from safeagents.analysis._shell._model import MAX_EXPANSIONS, Handler, Invocation, Stream, Word
+from safeagents.analysis._shell._model import (
+    MAX_EXPANSIONS,
+    BudgetExhausted,
+    Handler,
+    Invocation,
+    Stream,
+    Word,
+)
 from safeagents.analysis._shell._options import Spec, parse, spec
 
 _GREP = spec(("-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file",
@@ -139,7 +146,10 @@ def _find_targets(
                 targets.append(invocation.path(spelled))
         else:
             targets.append(invocation.path(root))
-    return list(dict.fromkeys(targets))[:MAX_EXPANSIONS]
+    unique = list(dict.fromkeys(targets))
+    if len(unique) > MAX_EXPANSIONS:
+        raise BudgetExhausted
+    return unique
 
 
 def run_on_targets(invocation: Invocation, command: list[Word], targets: list[str]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from safeagents._actions import Effect
@@ -12,10 +14,12 @@ from safeagents.analysis._shell._model import (
     MAX_NESTING,
     NO_INPUT,
     UNKNOWN_OUTPUT,
+    BudgetExhausted,
     Run,
     ShellState,
     Stream,
     Word,
+    gave_up,
     opaque_exec,
 )
 from safeagents.analysis._shell._parser import parse
@@ -65,15 +69,23 @@ class Walker:
         if len(pieces.pieces) == 1 and pieces.pieces[0].parseable:
             self._analyse_tree(state, depth, stdin, pieces.pieces[0].text_spans)
             return
+        repeats: set[tuple[bytes, tuple[object, ...]]] = set()
         for piece in pieces.pieces:
-            text = self.source[piece.start : piece.end].decode("utf-8", "replace")
-            if piece.parseable:
-                walker = Walker(text, self.run, self.level)
-                walker._analyse_tree(state, depth, stdin, piece.text_spans)
-            else:
-                self.run.emit(opaque_exec(text))
+            raw = self.source[piece.start : piece.end]
+            if raw.isspace():
+                continue
+            text = raw.decode("utf-8", "replace")
+            if not piece.parseable:
+                self.run.emit(gave_up(text))
+                continue
+            before = state.snapshot()
+            if (raw, before) in repeats:
+                continue  # the same text in the same state: nothing new to find
+            Walker(text, self.run, self.level)._analyse_tree(state, depth, stdin, piece.text_spans)
+            if state.snapshot() == before:
+                repeats.add((raw, before))
         if pieces.lossy:
-            self.run.emit(opaque_exec(self.script_text))
+            self.run.emit(gave_up(self.script_text))
 
     def _analyse_tree(
         self,
@@ -82,9 +94,17 @@ class Walker:
         stdin: Stream,
         text_spans: tuple[tuple[int, int], ...] = (),
     ) -> None:
-        self.run.charge_parse(len(self.source))
+        self.run.charge_parse(len(self.source) - sum(end - start for start, end in text_spans))
         long_piece = len(self.source) > PARSE_LIMIT
         root = parse(masked(self.source, text_spans) if long_piece else self.source).root_node
+        if root.has_error and not long_piece and b"((" in self.source:
+            spaced = _spaced_parentheses(self.source)
+            if not parse(spaced).root_node.has_error:
+                # bash runs a `((` that is no arithmetic as nested subshells: `( (`
+                self.run.charge_parse(len(spaced))
+                text = spaced.decode("utf-8", "replace")
+                Walker(text, self.run, self.level)._analyse_tree(state, depth, stdin)
+                return
         self.block(root, state, depth, stdin)
         if root.has_error:
             self.run.emit(opaque_exec(self.script_text))
@@ -93,7 +113,7 @@ class Walker:
 
     def script(self, text: str, state: ShellState, depth: int, stdin: Stream = NO_INPUT) -> None:
         if self.level + 1 > MAX_LEVEL or depth > MAX_NESTING:
-            self.run.emit(opaque_exec(text))
+            self.run.emit(gave_up(text))
             return
         Walker(text, self.run, self.level + 1).analyse(state, depth + 1, stdin)
 
@@ -105,7 +125,7 @@ class Walker:
     def statement(self, node: Node, state: ShellState, depth: int, stdin: Stream) -> Stream:
         self.run.tick()
         if depth > MAX_NESTING:
-            self.run.emit(opaque_exec(self.text(node)))
+            self.run.emit(gave_up(self.text(node)))
             return UNKNOWN_OUTPUT
         kind = node.type
         if kind == "command":
@@ -218,7 +238,9 @@ class Walker:
         if body is None:
             return
         name = self.text(variable) if variable is not None else ""
-        known = bool(words) and len(words) <= MAX_EXPANSIONS and all(w.exact for w in words)
+        known = bool(words) and all(w.exact for w in words)
+        if known and len(words) > MAX_EXPANSIONS:
+            raise BudgetExhausted
         if not known:
             state.variables.pop(name, None)
             self.statement(body, state, depth, stdin)
@@ -279,7 +301,7 @@ class Walker:
 
     def substitution(self, node: Node, state: ShellState, depth: int) -> None:
         if depth > MAX_NESTING:
-            self.run.emit(opaque_exec(self.text(node)))
+            self.run.emit(gave_up(self.text(node)))
             return
         self.block(node, state.fork(), depth + 1, NO_INPUT)
 
@@ -287,7 +309,7 @@ class Walker:
         """Analyse statements and substitutions anywhere below ``node``."""
         self.run.tick()
         if depth > MAX_NESTING:
-            self.run.emit(opaque_exec(self.text(node)))
+            self.run.emit(gave_up(self.text(node)))
             return
         for child in node.named_children:
             kind = child.type
@@ -297,6 +319,15 @@ class Walker:
                 self.statement(child, state.fork(), depth + 1, NO_INPUT)
             elif child.named_child_count:
                 self.scan(child, state, depth + 1)
+
+
+_DOUBLE_OPEN = re.compile(rb"(?<!\$)\((?=\()")
+_DOUBLE_CLOSE = re.compile(rb"\)(?=\))")
+
+
+def _spaced_parentheses(source: bytes) -> bytes:
+    """``source`` with ``((``/``))`` spaced apart, as bash reads a failed arithmetic command."""
+    return _DOUBLE_CLOSE.sub(b") ", _DOUBLE_OPEN.sub(b"( ", source))
 
 
 def _flatten_list(node: Node) -> list[Node]:

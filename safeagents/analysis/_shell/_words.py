@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Protocol
 
 from tree_sitter import Node
 
 from safeagents.analysis._shell._expand import (
+    apply_operation,
     brace_expand,
     decode_ansi_c,
     escape_for_braces,
@@ -42,6 +44,8 @@ class _Accumulator:
     exact: bool = True
     process_substitution: bool = False
     expandable: bool = False
+    breaks: list[int] = field(default_factory=list)
+    """Positions in ``plain``/``braced`` where field splitting ends a word (``a${IFS}b``)."""
 
     def quoted(self, text: str) -> None:
         self.plain.append(text)
@@ -74,14 +78,51 @@ class _Accumulator:
         self.quoted(text)
         self.exact = self.exact and exact
 
+    def split(self, value: str, separators: str) -> None:
+        """Append an unquoted expansion's ``value``, split into fields at ``separators``."""
+        for index, piece in enumerate(_split_fields(value, separators)):
+            if index:
+                self.breaks.append(len(self.plain))
+            if piece:
+                self.quoted(piece)
+
     def words(self) -> list[Word]:
-        plain = "".join(self.plain)
+        if not self.breaks:
+            return self._expanded(self.plain, self.braced)
+        words: list[Word] = []
+        bounds = [0, *self.breaks, len(self.plain)]
+        for start, end in pairwise(bounds):
+            if end > start:
+                words.extend(self._expanded(self.plain[start:end], self.braced[start:end]))
+        return words
+
+    def _expanded(self, plain: list[str], braced: list[str]) -> list[Word]:
         if not self.expandable:
-            return [Word(plain, self.exact, self.process_substitution)]
+            return [Word("".join(plain), self.exact, self.process_substitution)]
         return [
             Word(text, self.exact, self.process_substitution)
-            for text in brace_expand("".join(self.braced))
+            for text in brace_expand("".join(braced))
         ]
+
+
+def _split_fields(value: str, separators: str) -> list[str]:
+    """``value`` cut at runs of ``separators``: a leading or trailing run still ends a field."""
+    if not separators or not any(char in separators for char in value):
+        return [value]
+    pieces: list[str] = []
+    current: list[str] = []
+    previous_separator = False
+    for char in value:
+        if char in separators:
+            if not previous_separator:
+                pieces.append("".join(current))
+                current = []
+            previous_separator = True
+        else:
+            current.append(char)
+            previous_separator = False
+    pieces.append("".join(current))
+    return pieces
 
 
 class WordResolver:
@@ -171,7 +212,7 @@ class WordResolver:
             for index, child in enumerate(node.children):
                 self._append(child, out, state, depth + 1, first=first and index == 0)
         elif kind in _INTERPOLATED or kind == "process_substitution":
-            self._interpolated(node, out, state, depth)
+            self._interpolated(node, out, state, depth, split=True)
         else:
             self.walker.scan(node, state, depth + 1)
             out.raw(self.text(node), exact=False)
@@ -203,8 +244,12 @@ class WordResolver:
             raw = self.source[start:end].decode("utf-8", "replace")
             out.quoted(unescape_double_quoted(raw, heredoc=heredoc))
 
-    def _interpolated(self, node: Node, out: _Accumulator, state: ShellState, depth: int) -> None:
-        """A ``$…`` form inside or outside quotes; leading blanks in its range are literal."""
+    def _interpolated(
+        self, node: Node, out: _Accumulator, state: ShellState, depth: int, *, split: bool = False
+    ) -> None:
+        """A ``$…`` form inside or outside quotes; leading blanks in its range are literal.
+
+        ``split``: the form is unquoted, so a known value is split into fields at ``$IFS``."""
         self.run.tick()
         raw = self.text(node)
         stripped = raw.lstrip(" \t\n")
@@ -214,11 +259,14 @@ class WordResolver:
         if kind == "$":
             out.quoted(stripped)
         elif kind == "simple_expansion":
-            self._variable(_variable_name(node, self), stripped, out, state)
+            self._variable(_variable_name(node, self), stripped, out, state, split)
         elif kind == "expansion":
             named = [child for child in node.children if child.is_named]
             if len(named) == 1 and named[0].type in _VARIABLE_NODES:
-                self._variable(self.text(named[0]), stripped, out, state)
+                self._variable(self.text(named[0]), stripped, out, state, split)
+            elif (value := self._operation(node, state)) is not None:
+                self.run.charge_expansion(len(value))
+                self._value(value, out, state, split)
             else:
                 self.walker.scan(node, state, depth + 1)
                 out.raw(stripped, exact=stripped.startswith("${#"))
@@ -236,16 +284,40 @@ class WordResolver:
             self.walker.scan(node, state, depth + 1)
             out.raw(stripped, exact=False)
 
-    def _variable(self, name: str | None, raw: str, out: _Accumulator, state: ShellState) -> None:
+    def _variable(
+        self, name: str | None, raw: str, out: _Accumulator, state: ShellState, split: bool
+    ) -> None:
         if name is None:
             out.raw(raw, exact=False)
             return
         value = state.lookup(name)
         if value is not None:
             self.run.charge_expansion(len(value))
-            out.quoted(value)
+            self._value(value, out, state, split)
         else:
             out.raw(raw, exact=name in _NUMERIC_SPECIALS)
+
+    def _value(self, value: str, out: _Accumulator, state: ShellState, split: bool) -> None:
+        if split:
+            out.split(value, state.lookup("IFS") or "")
+        else:
+            out.quoted(value)
+
+    def _operation(self, node: Node, state: ShellState) -> str | None:
+        """``${NAME<op>…}`` of a known variable with literal operands, else ``None``."""
+        children = node.children
+        if len(children) < 4 or children[1].type != "variable_name" or children[-1].type != "}":
+            return None
+        value = state.lookup(self.text(children[1]))
+        parts: list[str] = []
+        for child in children[2:-1]:
+            if child.type not in _OPERAND_NODES and child.is_named:
+                return None
+            parts.append(self.text(child))
+        return apply_operation(value, parts)
+
+
+_OPERAND_NODES = frozenset(("word", "regex", "number"))
 
 
 def _variable_name(node: Node, resolver: WordResolver) -> str | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from safeagents.analysis._shell._model import (
     MAX_EXPANSIONS,
+    BudgetExhausted,
     ShellState,
     Stream,
     Word,
@@ -171,7 +172,8 @@ def _xargs(current: Unwrapped, stdin: Stream) -> Unwrapped | None:
     paths = stdin.paths if stdin.origin == "pipe" and not parsed.has("-a", "--arg-file") else None
     if paths is None:
         return Unwrapped(inner, current.state, opaque=True)
-    paths = paths[:MAX_EXPANSIONS]
+    if len(paths) > MAX_EXPANSIONS:
+        raise BudgetExhausted
     if not placeholder:
         return Unwrapped([*inner, *(Word(path) for path in paths)], current.state)
     substituted: list[Word] = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -292,14 +294,15 @@ def test_hostile_or_odd_input_does_not_raise(code: str) -> None:
 
 def test_oversized_code_is_not_analysed() -> None:
     code = "import os\nos.remove('tests/t.py')\n" + "#" * MAX_CODE_CHARS
-    assert analyze_python(code, CTX) == [opaque(code[:COMMAND_CLIP])]
+    gave_up = replace(opaque(code[:COMMAND_CLIP]), unanalysable="budget")
+    assert analyze_python(code, CTX) == [gave_up]
 
 
 def test_node_budget_marks_the_rest_opaque() -> None:
     code = "x = 1\n" * (MAX_NODES // 3) + "import os\nos.remove('tests/t.py')\n"
     effects = analyze_python(code, CTX)
     assert effects[0].opaque is False
-    assert effects[-1] == opaque(code[:COMMAND_CLIP])
+    assert effects[-1] == replace(opaque(code[:COMMAND_CLIP]), unanalysable="budget")
     assert delete("/workspace/tests/t.py") not in effects
 
 

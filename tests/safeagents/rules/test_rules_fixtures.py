@@ -140,7 +140,8 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
         f"{fixture}:2:48: cases[0].expect: expected one of match, ok, todo-match, todo-ok, "
         "got 'maybe'",
         f"{fixture}:3:68: unknown field 'extra' "
-        "(expected one of name, harness, tool, arguments, expect, cwd, vars, history)",
+        "(expected one of name, harness, tool, arguments, arguments_json, expect, cwd, vars, "
+        "history)",
         f"{orphan}: fixture file without a rule (expected gone.yaml beside it)",
     ]
 

@@ -129,7 +129,7 @@ WORDS = [
 OPAQUE = [
     case("rm $UNKNOWN/x", E("exec", argv0="rm", opaque=True)),
     case("rm $(cat list)", E("exec", argv0="rm", opaque=True)),
-    case("rm ${x:-tests}", E("exec", argv0="rm", opaque=True)),
+    case("rm ${x:-tests}", E("delete", path=f"{W}/tests")),  # an unset variable: the default
     case("$CMD tests", E("exec", argv0="$CMD", opaque=True)),
     case("$(echo rm) tests", E("exec", opaque=True)),
     case(

@@ -17,7 +17,12 @@ from safeagents.analysis._shell._expand import (
     unescape_unquoted,
 )
 from safeagents.analysis._shell._interpreters import python as python_handler
-from safeagents.analysis._shell._model import MAX_EXPANSIONS, command_basename, resolve_path
+from safeagents.analysis._shell._model import (
+    MAX_EXPANSIONS,
+    BudgetExhausted,
+    command_basename,
+    resolve_path,
+)
 from safeagents.analysis._shell._network import host_of
 from safeagents.analysis._shell._options import parse, spec
 
@@ -42,9 +47,13 @@ def test_brace_expand(pattern: str, expected: list[str]) -> None:
     assert brace_expand(pattern) == expected
 
 
-def test_brace_expansion_is_capped() -> None:
-    assert len(brace_expand("{1..99999999999}")) == MAX_EXPANSIONS
-    assert len(brace_expand("{a,b}" * 20)) == 1
+def test_brace_expansion_past_the_cap_stops_the_analysis() -> None:
+    assert len(brace_expand(f"{{1..{MAX_EXPANSIONS}}}")) == MAX_EXPANSIONS
+    with pytest.raises(BudgetExhausted):
+        brace_expand("{1..99999999999}")
+    with pytest.raises(BudgetExhausted):
+        brace_expand("{a,b}" * 20)
+    assert brace_expand("x{}" * 20) == ["x{}" * 20]
 
 
 def test_ansi_c_strings() -> None:

@@ -125,7 +125,7 @@ def _quote(text: str) -> str:
 def test_variable_doubling_is_bounded() -> None:
     script = "a=x; " + "a=$a$a; " * 40 + "rm $a"
     effects = _analyse_quickly(script)
-    assert effects[-1] == Effect("exec", command=script, opaque=True)
+    assert effects[-1] == Effect("exec", command=script, opaque=True, unanalysable="budget")
     assert not any(effect.kind == "delete" for effect in effects)
 
 
@@ -139,7 +139,7 @@ def test_large_variables_within_the_budget_are_still_substituted() -> None:
 
 def test_depth_beyond_the_cap_is_opaque() -> None:
     effects = analyze_shell("rm x", CTX, _depth=MAX_LEVEL + 1)
-    assert effects == [Effect("exec", command="rm x", opaque=True)]
+    assert effects == [Effect("exec", command="rm x", opaque=True, unanalysable="budget")]
 
 
 def test_internal_errors_become_an_opaque_exec(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,8 +148,9 @@ def test_internal_errors_become_an_opaque_exec(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(walker_module.Walker, "analyse", broken)
     RESULTS.clear()
-    assert analyze_shell("rm x", CTX) == [Effect("exec", command="rm x", opaque=True)]
-    assert analyze_shell("rm x", CTX) == [Effect("exec", command="rm x", opaque=True)]
+    failed = Effect("exec", command="rm x", opaque=True, unanalysable="error")
+    assert analyze_shell("rm x", CTX) == [failed]
+    assert analyze_shell("rm x", CTX) == [failed]
     monkeypatch.undo()
     assert Effect("delete", path="/workspace/x") in analyze_shell("rm x", CTX)
 
