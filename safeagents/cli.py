@@ -94,7 +94,25 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--admin-token",
         metavar="T",
         help="bearer token for the admin API (required beyond loopback; "
-        "default: $SAFEAGENTS_ADMIN_TOKEN)",
+        "default: $SAFEAGENTS_ADMIN_TOKEN, which keeps it out of `ps`)",
+    )
+    serve.add_argument(
+        "--client-token",
+        metavar="T",
+        help="API key harnesses present on model endpoints (default: $SAFEAGENTS_CLIENT_TOKEN); "
+        "with it or --admin-token, model endpoints need a key (docs/security.md)",
+    )
+    serve.add_argument(
+        "--session-secret",
+        metavar="S",
+        help="signs the session keys the proxy issues (default: $SAFEAGENTS_SESSION_SECRET, "
+        "else derived from the admin or client token)",
+    )
+    serve.add_argument(
+        "--upstream-api-key",
+        metavar="K",
+        help="the upstream's own API key, sent instead of the harness's "
+        "(default: $SAFEAGENTS_UPSTREAM_API_KEY)",
     )
     serve.add_argument("--workers", type=int, default=1, metavar="N")
     serve.add_argument("--cwd", default="/workspace", help="agent working directory")
@@ -328,9 +346,13 @@ def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     from safeagents._firewall import Firewall
     from safeagents._registry import default_registry
+    from safeagents.exchange import redact_url
     from safeagents.proxy import ProxyConfig, serve
 
-    token = args.admin_token or os.environ.get("SAFEAGENTS_ADMIN_TOKEN") or None
+    def secret(flag: str | None, name: str) -> str | None:
+        return flag or os.environ.get(f"SAFEAGENTS_{name}") or None
+
+    token = secret(args.admin_token, "ADMIN_TOKEN")
     try:
         config = ProxyConfig(
             upstream=args.upstream,
@@ -344,6 +366,9 @@ def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             max_reasks=args.max_reasks,
             capture_tokens=args.capture_tokens,
             admin_token=token,
+            client_token=secret(args.client_token, "CLIENT_TOKEN"),
+            session_secret=secret(args.session_secret, "SESSION_SECRET"),
+            upstream_api_key=secret(args.upstream_api_key, "UPSTREAM_API_KEY"),
             cwd=args.cwd,
             body_limit=args.body_limit * 1024 * 1024,
             timeout=args.timeout,
@@ -359,9 +384,11 @@ def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise _UsageError("--workers must be at least 1")
     registry = default_registry()
     rules = _load_rules(args.rules, args.var, err, detectors=registry.detectors)
+    keys = "model endpoints need a key" if config.model_auth_required else "no keys"
     err.print(
-        f"safeagents serve: http://{config.host}:{config.port} -> {config.upstream}  "
-        f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store})",
+        f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
+        f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store}, "
+        f"{keys})",
         highlight=False,
     )
     serve(

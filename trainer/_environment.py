@@ -40,10 +40,15 @@ class Endpoint:
     model: str
     temperature: float
     max_tokens: int
+    api_key: str | None = None
+    """The session's key from the proxy (docs/security.md), when the proxy has a token."""
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"x-safeagents-harness": self.harness}
+        headers = {"x-safeagents-harness": self.harness}
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        return headers
 
 
 @runtime_checkable

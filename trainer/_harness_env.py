@@ -147,6 +147,7 @@ class HarnessEnvironment:
             root / "workspace",
             task.prompt,
             root / "state",
+            api_key=endpoint.api_key,
         )
         return run_harness(launch, timeout=self.timeout)
 

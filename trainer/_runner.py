@@ -9,7 +9,7 @@ import logging
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -38,6 +38,18 @@ class ProxyAdmin:
         headers = {"authorization": f"Bearer {token}"} if token else {}
         self._headers = headers
         self._timeout = timeout
+
+    @property
+    def guarded(self) -> bool:
+        """The proxy has an admin token, so its model endpoints need a session key."""
+        return bool(self._headers)
+
+    async def session_key(self, client: httpx.AsyncClient, session_id: str) -> str:
+        """The key the proxy issues for ``session_id``: the rollout's harness's API key."""
+        url = f"{self.admin_url}/sessions/{session_id}/key"
+        response = await client.get(url, headers=self._headers)
+        key = self._check(response, f"getting the key of session {session_id}")["key"]
+        return str(key)
 
     def _check(self, response: httpx.Response, what: str) -> Any:
         if response.status_code >= 400:
@@ -190,6 +202,9 @@ class RolloutRunner:
     ) -> bool:
         async with limit:
             try:
+                if self.admin.guarded:
+                    key = await self.admin.session_key(client, endpoint.session_id)
+                    endpoint = replace(endpoint, api_key=key)
                 result = await self.environment.rollout(task, endpoint)
             except Exception as problem:  # an agent or verifier failure is an unscored rollout
                 logger.warning(

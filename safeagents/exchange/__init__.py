@@ -10,6 +10,7 @@ Starlette nor mitmproxy.
 from __future__ import annotations
 
 from safeagents.exchange._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
+from safeagents.exchange._auth import Access, Credentials, session_secret
 from safeagents.exchange._config import (
     DEFAULT_BODY_LIMIT,
     Mode,
@@ -27,6 +28,7 @@ from safeagents.exchange._identity import (
     key_session,
     resolve_identity,
     root_key,
+    split_session_key,
 )
 from safeagents.exchange._metrics import Metrics
 from safeagents.exchange._outcome import ABORTED, STOPPED_TEXT, Outcome
@@ -37,6 +39,7 @@ from safeagents.exchange._prepare import (
     prepare_exchange,
 )
 from safeagents.exchange._recorder import Recorder
+from safeagents.exchange._redact import redact_url
 from safeagents.exchange._services import Services, build_firewall
 from safeagents.exchange._transport import Transport, TransportResponse
 from safeagents.exchange._upstream import (
@@ -59,8 +62,10 @@ __all__ = [
     "HOP_BY_HOP",
     "SESSION_HEADERS",
     "STOPPED_TEXT",
+    "Access",
     "Attempt",
     "Client",
+    "Credentials",
     "Decision",
     "Enforcer",
     "Exchange",
@@ -92,8 +97,11 @@ __all__ = [
     "key_session",
     "parse_json_object",
     "prepare_exchange",
+    "redact_url",
     "reset_aliases",
     "resolve_identity",
     "root_key",
+    "session_secret",
+    "split_session_key",
     "upstream_error",
 ]

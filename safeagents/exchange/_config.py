@@ -5,8 +5,10 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
+
+from safeagents.exchange._redact import redact_url
 
 __all__ = ["DEFAULT_BODY_LIMIT", "Mode", "ProxyConfig", "Strategy", "is_loopback"]
 
@@ -29,7 +31,15 @@ class ProxyConfig:
     strategy: Strategy = "reask"
     max_reasks: int = 3
     capture_tokens: bool = False
-    admin_token: str | None = None
+    admin_token: str | None = field(default=None, repr=False)
+    client_token: str | None = field(default=None, repr=False)
+    """What harnesses present on model endpoints (their API key) when it is not the admin
+    token; either token makes model endpoints require one (docs/security.md)."""
+    session_secret: str | None = field(default=None, repr=False)
+    """Signs the session keys the proxy issues; default: derived from the admin (else the
+    client) token, so every worker and every restart with that token agrees."""
+    upstream_api_key: str | None = field(default=None, repr=False)
+    """The upstream's own credential, sent in the slot the harness used for its key."""
     cwd: str = "/workspace"
     body_limit: int = DEFAULT_BODY_LIMIT
     timeout: float = 600.0
@@ -47,18 +57,33 @@ class ProxyConfig:
             raise ValueError("max_reasks must be >= 0")
         if self.body_limit <= 0:
             raise ValueError("body_limit must be positive")
+        for name in ("admin_token", "client_token", "session_secret", "upstream_api_key"):
+            value = getattr(self, name)
+            if value and (value != value.strip() or not value.isprintable()):
+                raise ValueError(f"{name} must be printable, without surrounding spaces")
         if not self.upstream.startswith(("http://", "https://")):
-            raise ValueError(f"upstream must be an http(s) URL, got {self.upstream!r}")
+            raise ValueError(f"upstream must be an http(s) URL, got {redact_url(self.upstream)!r}")
         for harness, model in self.model_aliases.items():
             if not harness.strip() or not model.strip():
                 raise ValueError(
                     f"a model alias needs a harness and a model, got {harness!r}={model!r}"
                 )
 
+    def __repr__(self) -> str:
+        """No secret, and the upstream without its credentials."""
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        shown["upstream"] = redact_url(self.upstream)
+        return f"ProxyConfig({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
+
     @property
     def needs_admin_token(self) -> bool:
         """Bound beyond loopback: the admin API must not be open."""
         return not is_loopback(self.host)
+
+    @property
+    def model_auth_required(self) -> bool:
+        """A token is configured: model endpoints and pass-through need a credential."""
+        return bool(self.admin_token or self.client_token)
 
     def to_json(self) -> str:
         data = asdict(self)

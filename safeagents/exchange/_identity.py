@@ -17,6 +17,7 @@ __all__ = [
     "key_session",
     "resolve_identity",
     "root_key",
+    "split_session_key",
 ]
 
 # codex sends ``session-id`` (with a hyphen; older builds sent ``session_id``)
@@ -28,6 +29,9 @@ SESSION_HEADERS = (
     "session-id",
 )
 _MAX_ID = 200
+KEY_MAC_LENGTH = 32
+"""Hex digits of the HMAC that ends a session key the proxy issued: ``sa-{id}.{mac}``."""
+_HEX = frozenset("0123456789abcdef")
 
 Source = Literal["path", "key", "header", "hash"]
 
@@ -49,12 +53,23 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
     return key or None
 
 
-def key_session(headers: Mapping[str, str]) -> str | None:
-    """The session named by an ``sa-{id}`` API key, if the request carries one."""
-    token = bearer_token(headers)
-    if token is None or not token.startswith("sa-"):
+def split_session_key(token: str) -> tuple[str, str | None] | None:
+    """``sa-{id}.{mac}`` -> ``(id, mac)``; a bare ``sa-{id}`` -> ``(id, None)``; else ``None``.
+
+    Either names session ``{id}``; only a valid ``mac`` (checked elsewhere) grants anything."""
+    if not token.startswith("sa-"):
         return None
-    return _clean(token[3:])
+    name, dot, mac = token[3:].rpartition(".")
+    if dot and name and len(mac) == KEY_MAC_LENGTH and _HEX.issuperset(mac):
+        return name, mac
+    return token[3:], None
+
+
+def key_session(headers: Mapping[str, str]) -> str | None:
+    """The session named by an ``sa-`` API key (issued or self-asserted), if any."""
+    token = bearer_token(headers)
+    parts = split_session_key(token) if token is not None else None
+    return _clean(parts[0]) if parts is not None else None
 
 
 def resolve_identity(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from safeagents._firewall import Firewall
 from safeagents.exchange._aliases import ModelAliases
+from safeagents.exchange._auth import Credentials
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._enforce import Enforcer
 from safeagents.exchange._history import HistoryCache
@@ -33,6 +34,7 @@ class Services:
     enforcer: Enforcer
     recorder: Recorder
     aliases: ModelAliases
+    credentials: Credentials
 
     @classmethod
     def build(
@@ -55,6 +57,7 @@ class Services:
             enforcer=Enforcer(config, firewall, upstream, history),
             recorder=Recorder(config, store, metrics, firewall.registry.plugin_manager),
             aliases=ModelAliases(store),
+            credentials=Credentials(config),
         )
 
     async def aclose(self) -> None:

@@ -6,6 +6,7 @@ import json
 from collections.abc import AsyncIterable, Mapping
 from typing import Any, Literal
 
+from safeagents.exchange._auth import Credentials
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
 from safeagents.exchange._transport import Transport, TransportResponse
@@ -38,6 +39,7 @@ HOP_BY_HOP = frozenset(
 )
 _NOT_FORWARDED = HOP_BY_HOP | {"host"}
 _OWN_PREFIX = "x-safeagents-"
+_KEY_SLOTS = ("authorization", "x-api-key")
 _SNIPPET = 300
 
 
@@ -93,6 +95,8 @@ class Upstream:
     def __init__(self, config: ProxyConfig, client: Transport | None = None) -> None:
         root = config.upstream.rstrip("/")
         self.root = root.removesuffix("/v1")
+        self._credentials = Credentials(config)
+        self._api_key = config.upstream_api_key or None
         self.client: Transport = client or Client(
             timeout=config.timeout, connect_timeout=config.connect_timeout, max_idle=256
         )
@@ -103,24 +107,30 @@ class Upstream:
             path = "/v1" + path
         return self.root + path + (f"?{query}" if query else "")
 
-    @staticmethod
-    def headers(incoming: Mapping[str, str], *, model: bool) -> dict[str, str]:
-        """Request headers to send on: hop-by-hop, our own and ``sa-`` session keys removed.
+    def headers(self, incoming: Mapping[str, str], *, model: bool) -> dict[str, str]:
+        """Request headers to send on: hop-by-hop, our own and the proxy's credentials (its
+        tokens, ``sa-`` session keys) removed. With ``upstream_api_key`` no client key goes
+        on: the upstream's own key takes the slot the client used (default ``Authorization``).
 
         Model requests are re-encoded by the proxy (and their answers parsed), so their
         length and encodings are dropped and the upstream is asked for an identity body."""
         out: dict[str, str] = {}
+        slot = "authorization"
         for key, value in incoming.items():
             lower = key.lower()
             if lower in _NOT_FORWARDED or lower.startswith(_OWN_PREFIX):
                 continue
             if model and lower in ("content-length", "content-encoding"):
                 continue  # the proxy re-encodes model request bodies
-            if lower in ("authorization", "x-api-key") and _is_session_key(value):
-                continue
+            if lower in _KEY_SLOTS:
+                slot = lower if self._api_key else slot
+                if self._api_key or self._credentials.is_credential(value):
+                    continue
             if model and lower == "accept-encoding":
                 continue
             out[key] = value
+        if self._api_key:
+            out[slot] = f"Bearer {self._api_key}" if slot == "authorization" else self._api_key
         if model:
             out["accept-encoding"] = "identity"
         return out
@@ -183,10 +193,3 @@ def parse_json_object(content: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UpstreamError(502, "upstream_malformed", "upstream JSON is not an object")
     return value
-
-
-def _is_session_key(value: str) -> bool:
-    token = value.strip()
-    if token.lower().startswith("bearer "):
-        token = token[7:].strip()
-    return token.startswith("sa-")

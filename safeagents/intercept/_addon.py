@@ -45,6 +45,7 @@ INTERCEPT_UPSTREAM = "https://intercepted.invalid"
 """The placeholder upstream of the intercept's config: every request names its own host."""
 _KEY = "safeagents"
 _OWN_PREFIX = "x-safeagents-"
+_KEY_SLOTS = ("authorization", "x-api-key")
 _OPTIONS = frozenset(
     {
         "safeagents_rules",
@@ -176,7 +177,13 @@ class InterceptAddon:
                 services, dialect, body, path=path, headers=headers, url=url
             )
         )
-        for name in [name for name in request.headers if name.lower().startswith(_OWN_PREFIX)]:
+        credentials = engine.services.credentials  # the first leg's hygiene is the re-asks'
+        for name in [
+            name
+            for name in request.headers
+            if name.lower().startswith(_OWN_PREFIX)
+            or (name.lower() in _KEY_SLOTS and credentials.is_credential(request.headers[name]))
+        ]:
             del request.headers[name]
         ex = state.ex
         if enforcing_stop(engine.services, ex):

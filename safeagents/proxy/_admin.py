@@ -1,13 +1,15 @@
-"""The admin API under ``/safeagents/v1/`` and ``/metrics``, with its access rules.
+"""The admin API under ``/safeagents/v1/`` and ``/metrics``, with its access rules
+(docs/security.md), and the credential model endpoints need.
 
-With ``--admin-token`` every call but ``health`` needs ``Authorization: Bearer TOKEN``.
-An ``sa-{id}`` key only ever reads session ``{id}``. Without a token (loopback only) the
-API is open, except that an ``sa-`` key still limits a caller to its own session.
+With ``--admin-token`` every admin call needs ``Authorization: Bearer TOKEN``, except that
+``health`` answers liveness to anyone and a session key the proxy issued (``sa-{id}.{mac}``)
+reads session ``{id}``. Without an admin token (loopback only) the API is open, except that
+an ``sa-`` key still limits a caller to its own session. With either token, model endpoints
+and the pass-through need the client token, the admin token or a session key.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -16,17 +18,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from safeagents._registry import UnknownHarnessError
-from safeagents.exchange import Services, bearer_token, key_session, resolve_identity
+from safeagents.exchange import Services, redact_url, resolve_identity
+from safeagents.protocols import dialect_for_path, session_prefix
 from safeagents.proxy._model import BodyTooLarge, read_body
+from safeagents.proxy._replies import dialect_error
 
-__all__ = ["ADMIN_PREFIX", "handle_admin", "handle_metrics"]
+__all__ = ["ADMIN_PREFIX", "handle_admin", "handle_metrics", "model_denied"]
 
 ADMIN_PREFIX = "/safeagents/v1"
 _OUTCOME_LIMIT = 1024 * 1024
 _ALIAS_LIMIT = 64 * 1024
 _SESSION_LIMIT = 64 * 1024
 
-Scope = tuple[Literal["admin", "session", "none"], str | None]
+Scope = tuple[Literal["admin", "client", "session", "none"], str | None]
+_NEEDS_ADMIN = "this endpoint needs Authorization: Bearer <admin token>"
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -43,16 +48,38 @@ def error(status: int, message: str) -> JSONResponse:
 
 
 def caller_scope(services: Services, headers: Mapping[str, str]) -> Scope:
-    token = bearer_token(headers)
-    admin_token = services.config.admin_token
-    if admin_token and token and hmac.compare_digest(token.encode(), admin_token.encode()):
-        return "admin", None
-    session = key_session(headers)
-    if session is not None:
-        return "session", session
-    if not admin_token:
-        return "admin", None
-    return "none", None
+    access = services.credentials.admin_access(headers)
+    return access.kind, access.session
+
+
+def model_denied(services: Services, request: Request, path: str) -> Response | None:
+    """``None`` when the caller may use a model endpoint or the pass-through at ``path``;
+    else a 401/403 in the harness's dialect. Free when no token is configured."""
+    credentials = services.credentials
+    if not credentials.required:
+        return None
+    access = credentials.model_access(request.headers)
+    if access.kind == "none":
+        return _refused(path, 401, _MODEL_KEY)
+    if access.session is not None:
+        path_id, _ = session_prefix(path)
+        if path_id is not None and resolve_identity(path_id, {}, "").id != access.session:
+            return _refused(path, 403, "a session key only gives access to its own session")
+    return None
+
+
+_MODEL_KEY = (
+    "this proxy needs an API key: the client token, or the session key from "
+    "PUT /safeagents/v1/sessions/{id} (Authorization: Bearer or x-api-key)"
+)
+
+
+def _refused(path: str, status: int, message: str) -> Response:
+    dialect = dialect_for_path(path)
+    kind = "unauthorized" if status == 401 else "forbidden"
+    if dialect is not None:
+        return dialect_error(dialect, status, message, kind)
+    return error(status, message)
 
 
 def _denied(scope: Scope, session_id: str | None = None) -> JSONResponse | None:
@@ -60,17 +87,20 @@ def _denied(scope: Scope, session_id: str | None = None) -> JSONResponse | None:
     kind, own = scope
     if kind == "admin":
         return None
-    if kind == "none":
-        return error(401, "this endpoint needs Authorization: Bearer <admin token>")
+    if kind != "session":
+        return error(401, _NEEDS_ADMIN)
     if session_id is not None and session_id == own:
         return None
-    return error(403, "a session key only gives access to its own session")
+    if session_id is not None:
+        return error(403, "a session key only gives access to its own session")
+    return error(403, "a session key only reads its own session; this needs the admin token")
 
 
 async def handle_metrics(services: Services, request: Request) -> Response:
     if request.method != "GET":
         return error(405, "use GET /metrics")
-    if services.config.admin_token and caller_scope(services, request.headers)[0] != "admin":
+    credentials = services.credentials
+    if not credentials.open_admin and credentials.admin_access(request.headers).kind != "admin":
         return error(401, "/metrics needs Authorization: Bearer <admin token>")
     return PlainTextResponse(
         services.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
@@ -80,15 +110,13 @@ async def handle_metrics(services: Services, request: Request) -> Response:
 async def handle_admin(services: Services, request: Request, rest: str) -> Response:
     parts = [part for part in rest.strip("/").split("/") if part]
     method = request.method
-    if parts == ["health"]:
-        return _health(services) if method == "GET" else error(405, "use GET")
     scope = caller_scope(services, request.headers)
+    if parts == ["health"]:
+        return _health(services, scope) if method == "GET" else error(405, "use GET")
     if parts == ["rules"]:
         if method != "GET":
             return error(405, "use GET")
-        if scope[0] == "none":
-            return error(401, "this endpoint needs Authorization: Bearer <admin token>")
-        return _rules(services)
+        return _denied(scope) or _rules(services)
     if parts == ["sessions"]:
         if method != "GET":
             return error(405, "use GET")
@@ -99,6 +127,10 @@ async def handle_admin(services: Services, request: Request, rest: str) -> Respo
         if method != "GET":
             return error(405, 'use GET, or PUT with {"cwd": "/abs/path"}')
         return _denied(scope, parts[1]) or await _show(services, request, parts[1])
+    if len(parts) == 3 and parts[0] == "sessions" and parts[2] == "key":
+        if method != "GET":
+            return error(405, "use GET")
+        return _denied(scope) or _key(services, parts[1])
     if len(parts) == 3 and parts[0] == "sessions" and parts[2] == "outcome":
         if method != "POST":
             return error(405, "use POST with a JSON object")
@@ -114,12 +146,15 @@ async def handle_admin(services: Services, request: Request, rest: str) -> Respo
     return error(404, f"no admin endpoint {method} {ADMIN_PREFIX}/{'/'.join(parts)}")
 
 
-def _health(services: Services) -> JSONResponse:
+def _health(services: Services, scope: Scope) -> JSONResponse:
+    """Liveness for anyone; the configuration (never a credential) for the admin."""
+    if scope[0] != "admin":
+        return JSONResponse({"status": "ok"})
     config = services.config
     return JSONResponse(
         {
             "status": "ok",
-            "upstream": services.upstream.root,
+            "upstream": redact_url(services.upstream.root),
             "mode": config.mode,
             "strategy": config.strategy,
             "max_reasks": config.max_reasks,
@@ -154,8 +189,8 @@ def _int_param(request: Request, name: str, default: int, ceiling: int) -> int:
 
 async def _list(services: Services, request: Request, scope: Scope) -> Response:
     kind, own = scope
-    if kind == "none":
-        return error(401, "this endpoint needs Authorization: Bearer <admin token>")
+    if kind not in ("admin", "session"):
+        return error(401, _NEEDS_ADMIN)
     if kind == "session":
         record = await services.store.get_session(own or "")
         found = [record] if record is not None else []
@@ -198,7 +233,13 @@ async def _open(services: Services, request: Request, session_id: str) -> Respon
             return error(400, str(problem))
     session_id = resolve_identity(session_id, {}, "").id  # the id /s/{session_id}/ gets
     record = await services.store.open_session(session_id, cwd=cwd, harness=harness)
-    return JSONResponse(record.to_json())
+    return JSONResponse({**record.to_json(), "key": services.credentials.key_for(session_id)})
+
+
+def _key(services: Services, session_id: str) -> JSONResponse:
+    """The session key for ``session_id`` (whether or not the session exists yet)."""
+    session_id = resolve_identity(session_id, {}, "").id
+    return JSONResponse({"session": session_id, "key": services.credentials.key_for(session_id)})
 
 
 async def _outcome(services: Services, request: Request, session_id: str) -> Response:

@@ -21,7 +21,7 @@ from safeagents.exchange import (
     reset_aliases,
 )
 from safeagents.protocols import dialect_for_path
-from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_metrics
+from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_metrics, model_denied
 from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
 from safeagents.proxy._streaming import BodyStream
@@ -76,6 +76,8 @@ def create_app(
             return error(404, f"no endpoint {path}; the admin API lives under {ADMIN_PREFIX}/")
         if path == "/metrics":
             return await handle_metrics(services, request)
+        if (denied := model_denied(services, request, path)) is not None:
+            return denied
         dialect = dialect_for_path(path)
         if dialect is None or request.method != "POST":
             return await handle_passthrough(services, request)

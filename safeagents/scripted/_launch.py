@@ -147,8 +147,12 @@ def prepare_launch(
     binary: Path | None = None,
     extra_path: tuple[str, ...] = (str(Path(sys.executable).parent),),
     extra_env: Mapping[str, str] | None = None,
+    api_key: str | None = None,
 ) -> HarnessLaunch:
     """Write ``harness``'s config under ``state_dir`` and return how to run it.
+
+    ``api_key`` is the harness's API key (default: a placeholder): the session key of a
+    proxy that has a token (docs/security.md).
 
     ``base_url`` is the OpenAI-style base (``http://host:port/v1`` or ``.../s/ID/v1``);
     ``extra_path`` goes first on ``$PATH`` (default: this Python's bin dir, so the agent's
@@ -168,7 +172,7 @@ def prepare_launch(
         prompt=prompt,
         state=state,
         home=Path(env["HOME"]),
-        api_key=API_KEY,
+        api_key=api_key or API_KEY,
     )
     output = _RECIPES[harness](request)
     files = {**output.files, request.home / ".profile": _login_profile(env["PATH"])}

@@ -20,9 +20,9 @@ ADMIN = "/safeagents/v1"
 FINDING_KEYS = {"rule_id", "category", "severity", "action", "tool_call_id", "tool", "summary"}
 
 
-def _hack(proxy_url: str, session_id: str) -> None:
+def _hack(proxy_url: str, session_id: str, headers: dict[str, str] | None = None) -> None:
     url = f"{proxy_url}/s/{session_id}/v1{PATHS['chat']}"
-    assert http.post(url, json=first_body("chat")).status_code == 200
+    assert http.post(url, json=first_body("chat"), headers=headers).status_code == 200
 
 
 def test_sessions_carry_the_check_report_shape_and_their_turns(
@@ -91,16 +91,21 @@ def test_admin_token_guards_everything_but_health(
 ) -> None:
     scripted.model.set_script(script("done"))
     proxy = start_proxy(scripted.base_url, admin_token="s3cret")
-    _hack(proxy.url, sid)
     admin = {"authorization": "Bearer s3cret"}
-    own = {"authorization": f"Bearer sa-{sid}"}
-    other = {"x-api-key": "sa-someone-else"}
+    _hack(proxy.url, sid, admin)
     sessions = f"{proxy.url}{ADMIN}/sessions"
+    own = {
+        "authorization": f"Bearer {http.get(f'{sessions}/{sid}/key', headers=admin).json()['key']}"
+    }
+    other = {
+        "authorization": f"Bearer {http.get(f'{sessions}/else/key', headers=admin).json()['key']}"
+    }
     assert http.get(f"{proxy.url}{ADMIN}/health").status_code == 200
     assert http.get(sessions).status_code == 401
     assert http.get(sessions, headers={"authorization": "Bearer wrong"}).status_code == 401
     assert http.get(sessions, headers=admin).status_code == 200
     assert http.get(f"{sessions}/{sid}").status_code == 401
+    assert http.get(f"{sessions}/{sid}", headers={"x-api-key": f"sa-{sid}"}).status_code == 401
     assert http.get(f"{sessions}/{sid}", headers=other).status_code == 403
     assert http.get(f"{sessions}/{sid}", headers=own).status_code == 200
     assert [s["id"] for s in http.get(sessions, headers=own).json()["sessions"]] == [sid]

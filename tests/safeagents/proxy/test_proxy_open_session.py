@@ -78,11 +78,13 @@ def test_opening_needs_the_admin_token(
     url = f"{proxy.url}{ADMIN}/sessions/{sid}"
     assert http.put(url, json={"cwd": "/srv"}).status_code == 401
     own_key = {"authorization": f"Bearer sa-{sid}"}
-    assert http.put(url, json={"cwd": "/srv"}, headers=own_key).status_code == 403
+    assert http.put(url, json={"cwd": "/srv"}, headers=own_key).status_code == 401
     assert (
         http.put(url, content=b"{oops", headers={"authorization": "Bearer s3cret"}).status_code
         == 400
     )
     assert http.delete(url, headers={"authorization": "Bearer s3cret"}).status_code == 405
     opened = _open(proxy.url, sid, {"cwd": "/srv"}, authorization="Bearer s3cret")
-    assert opened["cwd"] == "/srv"
+    assert opened["cwd"] == "/srv" and opened["key"].startswith(f"sa-{sid}.")
+    issued = {"authorization": f"Bearer {opened['key']}"}
+    assert http.put(url, json={"cwd": "/srv"}, headers=issued).status_code == 403
