@@ -11,7 +11,8 @@ such as one tree-sitter parse, still holds the loop for as long as it runs.)
 A check that has not finished after ``CHECK_BUDGET`` seconds makes its call unanalysable: its
 verdict is that of one opaque ``exec``, the marker the analysers leave past their own budgets,
 so the rules that act on unanalysable calls decide it. The thread is left to finish on its
-own (the analysers' budgets bound it); its late result is dropped.
+own (the analysers' budgets bound it); its late result is dropped. Time spent waiting for a
+free thread counts against the budget.
 
 A big call that was delivered comes back in the session's history on the next turn, where
 detectors need its effects: :meth:`CallChecks.history_effects` answers from the effects its
@@ -46,8 +47,8 @@ __all__ = [
 
 INLINE_LIMIT = 2_048
 """Characters of a call's arguments (strings and keys) checked on the event loop. Hostile
-shell costs up to ~30 µs a character to analyse (``a\n`` or ``:;`` repeated: 2 KB ~20-50 ms,
-64 KB ~0.7-1 s on the benchmark machine); a thread hop costs ~0.1 ms."""
+shell costs up to ~30 µs a character to analyse (``:;`` or ``a`` + newline repeated: 2 KB
+~20-50 ms, 64 KB ~0.7-1 s on the benchmark machine); a thread hop costs ~0.1 ms."""
 CHECK_BUDGET = 5.0
 """Seconds a call checked off the loop may take before it counts as unanalysable."""
 CHECK_THREADS = 2
@@ -58,6 +59,11 @@ SWITCH_INTERVAL = 0.0005
 """Seconds between GIL hand-overs while a check runs off the loop (Python's default is 5 ms)."""
 REMEMBERED = 64
 """Big calls whose effects are kept for the history of later turns."""
+
+_switching = threading.Lock()
+_running = 0
+"""Checks running off the loop in this process (of every :class:`CallChecks`)."""
+_interval = sys.getswitchinterval()
 
 
 def argument_size(arguments: Mapping[str, Any] | str, limit: int) -> int:
@@ -117,9 +123,6 @@ class CallChecks:
         self.budget = budget
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-        self._running = 0
-        self._interval = sys.getswitchinterval()
         self._remembered: OrderedDict[tuple[str, str, int], tuple[Effect, ...]] = OrderedDict()
 
     async def check(
@@ -133,7 +136,7 @@ class CallChecks:
         loop = asyncio.get_running_loop()
         job = loop.run_in_executor(
             self._executor(),
-            self._handing_over,
+            _handing_over,
             lambda: self.firewall.check_call(
                 call, harness=harness, context=context, session=private
             ),
@@ -163,21 +166,6 @@ class CallChecks:
         while len(self._remembered) > REMEMBERED:
             self._remembered.popitem(last=False)
 
-    def _handing_over(self, check: Callable[[], CallVerdict]) -> CallVerdict:
-        """Run ``check`` (on a pool thread) with the short switch interval."""
-        with self._lock:
-            if self._running == 0:
-                self._interval = sys.getswitchinterval()
-                sys.setswitchinterval(SWITCH_INTERVAL)
-            self._running += 1
-        try:
-            return check()
-        finally:
-            with self._lock:
-                self._running -= 1
-                if self._running == 0:
-                    sys.setswitchinterval(self._interval)
-
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="safeagents-check")
@@ -188,6 +176,23 @@ class CallChecks:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def _handing_over(check: Callable[[], CallVerdict]) -> CallVerdict:
+    """Run ``check`` (on a pool thread) with the short switch interval."""
+    global _running, _interval
+    with _switching:
+        if _running == 0:
+            _interval = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_INTERVAL)
+        _running += 1
+    try:
+        return check()
+    finally:
+        with _switching:
+            _running -= 1
+            if _running == 0:
+                sys.setswitchinterval(_interval)
 
 
 def _key(call: ToolCall) -> tuple[str, str, int]:

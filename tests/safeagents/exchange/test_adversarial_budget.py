@@ -4,13 +4,14 @@ check past its budget yields."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 
 import pytest
 
 from safeagents import AnalysisContext, CallVerdict, Effect, Firewall, SessionState, ToolCall
-from safeagents.exchange._offload import CallChecks, argument_size
+from safeagents.exchange._offload import SWITCH_INTERVAL, CallChecks, argument_size
 
 BIG = ToolCall("c1", "bash", {"command": "echo x; " * 10_000})
 SMALL = ToolCall("c2", "bash", {"command": "rm tests/test_a.py"})
@@ -23,6 +24,7 @@ class RecordingFirewall(Firewall):
         super().__init__(Firewall.load().rules, None)
         self.seconds = seconds
         self.threads: list[int] = []
+        self.intervals: list[float] = []
         self.finished = threading.Event()
 
     def check_call(
@@ -34,6 +36,7 @@ class RecordingFirewall(Firewall):
         session: SessionState | None = None,
     ) -> CallVerdict:
         self.threads.append(threading.get_ident())
+        self.intervals.append(sys.getswitchinterval())
         if call is BIG:
             time.sleep(self.seconds)
         verdict = super().check_call(call, harness=harness, context=context, session=session)
@@ -52,11 +55,15 @@ def test_small_calls_are_checked_inline_and_big_ones_off_the_loop() -> None:
     firewall = RecordingFirewall()
     checks = CallChecks(firewall, inline_limit=4096)
     session = SessionState()
+    interval = sys.getswitchinterval()
     small = _check(checks, SMALL, session)
     big = _check(checks, BIG, session)
     checks.close()
     assert firewall.threads[0] == threading.get_ident()
     assert firewall.threads[1] != threading.get_ident()
+    # the loop gets the GIL back often while a check runs off it, and only then
+    assert firewall.intervals == [interval, SWITCH_INTERVAL]
+    assert sys.getswitchinterval() == interval
     assert small.blocked and not big.blocked
     assert session.effects == [*small.effects, *big.effects]
 
