@@ -11,6 +11,7 @@ from safeagents._firewall import Firewall
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.exchange._history import HistoryCache
+from safeagents.exchange._offload import CallChecks
 from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
 from safeagents.rules import CallVerdict
 from safeagents.store import FindingRecord, HiddenEntry
@@ -36,26 +37,33 @@ class Enforcer:
     """Turns upstream answers into what the harness may see, re-asking when it must."""
 
     def __init__(
-        self, config: ProxyConfig, firewall: Firewall, upstream: Upstream, history: HistoryCache
+        self,
+        config: ProxyConfig,
+        firewall: Firewall,
+        upstream: Upstream,
+        history: HistoryCache,
+        checks: CallChecks | None = None,
     ) -> None:
         self.config = config
         self.firewall = firewall
         self.upstream = upstream
         self.history = history
+        self.checks = checks if checks is not None else CallChecks(firewall)
 
     def _state(self, ex: Exchange) -> SessionState:
         # what ran is the harness's own conversation, not the spliced one
         slot = (ex.session_id, ex.plan.kind)
         return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
 
-    def check(self, ex: Exchange, response: Mapping[str, Any]) -> list[CallVerdict]:
-        """The firewall's verdict on every tool call of ``response``, in order."""
+    async def check(self, ex: Exchange, response: Mapping[str, Any]) -> list[CallVerdict]:
+        """The firewall's verdict on every tool call of ``response``, in order (big calls off
+        the event loop, under a time budget: see :class:`CallChecks`)."""
         calls = ex.dialect.tool_calls(response)
         if not calls:
             return []
         state = self._state(ex)
         return [
-            self.firewall.check_call(call, harness=ex.harness, context=ex.analysis, session=state)
+            await self.checks.check(call, harness=ex.harness, context=ex.analysis, session=state)
             for call in calls
         ]
 
@@ -70,7 +78,7 @@ class Enforcer:
         while True:
             response = attempt.response
             assert response is not None
-            verdicts = self.check(ex, response)
+            verdicts = await self.check(ex, response)
             blocked = [v for v in verdicts if v.blocked] if enforce else []
             attempt.findings = [
                 FindingRecord.from_finding(finding, blocked=any(verdict is b for b in blocked))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +30,16 @@ class HistoryCache:
     one, a restart, a side conversation, compaction) rebuilds the state from its own items.
     """
 
-    def __init__(self, registry: Registry, size: int = 256) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        size: int = 256,
+        *,
+        effects: Callable[[ToolCall, str, AnalysisContext], list[Effect]] | None = None,
+    ) -> None:
         self._registry = registry
         self._size = size
+        self._effects = effects if effects is not None else registry.effects
         self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
 
     def state(
@@ -56,7 +64,7 @@ class HistoryCache:
         for item in items[entry.count : info.message_count]:
             for event in dialect.history_events(item):
                 if isinstance(event, ToolCall):
-                    entry.effects.extend(self._registry.effects(event, harness, context))
+                    entry.effects.extend(self._effects(event, harness, context))
                 else:
                     entry.outputs.append(event)
         entry.count = info.message_count

@@ -11,6 +11,7 @@ from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._enforce import Enforcer
 from safeagents.exchange._history import HistoryCache
 from safeagents.exchange._metrics import Metrics
+from safeagents.exchange._offload import CallChecks
 from safeagents.exchange._recorder import Recorder
 from safeagents.exchange._upstream import Upstream
 from safeagents.store import Store
@@ -46,7 +47,8 @@ class Services:
     ) -> Services:
         upstream = upstream or Upstream(config)
         metrics = Metrics()
-        history = HistoryCache(firewall.registry)
+        checks = CallChecks(firewall)
+        history = HistoryCache(firewall.registry, effects=checks.history_effects)
         return cls(
             config=config,
             firewall=firewall,
@@ -54,7 +56,7 @@ class Services:
             upstream=upstream,
             metrics=metrics,
             history=history,
-            enforcer=Enforcer(config, firewall, upstream, history),
+            enforcer=Enforcer(config, firewall, upstream, history, checks),
             recorder=Recorder(config, store, metrics, firewall.registry.plugin_manager),
             aliases=ModelAliases(store),
             credentials=Credentials(config),
@@ -64,3 +66,4 @@ class Services:
         await self.recorder.drain()
         await self.upstream.aclose()
         await self.store.close()
+        self.enforcer.checks.close()

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import gc
 import os
+import signal
+import sys
+import threading
+import time
 
 import uvicorn
 from starlette.applications import Starlette
@@ -16,16 +21,59 @@ from safeagents.exchange import ProxyConfig, canonical_aliases, reset_aliases
 from safeagents.proxy._app import create_app
 from safeagents.store import SQLiteStore, Store
 
-__all__ = ["CONFIG_ENV", "ProxyServer", "app_from_env", "serve"]
+__all__ = [
+    "CONFIG_ENV",
+    "SUPERVISOR_ENV",
+    "ProxyServer",
+    "app_from_env",
+    "die_with_parent",
+    "serve",
+]
 
 CONFIG_ENV = "SAFEAGENTS_PROXY_CONFIG"
+SUPERVISOR_ENV = "SAFEAGENTS_PROXY_SUPERVISOR"
+"""The supervisor's pid, for its workers: they end when it is gone."""
+WATCH_INTERVAL = 0.5
+"""Seconds between a worker's checks that its supervisor is still its parent."""
+EXIT_GRACE = 10.0
+"""Seconds a worker orphaned by its supervisor may take to shut down before it exits hard."""
+_PR_SET_PDEATHSIG = 1
 
 
 def app_from_env() -> Starlette:
     """The app of a worker process (``--workers N``): its config comes from the parent."""
+    supervisor = os.environ.get(SUPERVISOR_ENV)
+    if supervisor:
+        die_with_parent(int(supervisor))
     app = create_app(ProxyConfig.from_json(os.environ[CONFIG_ENV]), seed_aliases=False)
     _settle_heap()
     return app
+
+
+def die_with_parent(parent: int) -> None:
+    """End this worker when ``parent`` (its supervisor) is gone, however it died.
+
+    Linux sends SIGTERM at once (``PR_SET_PDEATHSIG``); elsewhere, and should the parent
+    have died before that was set, a watchdog thread notices the new parent within
+    ``WATCH_INTERVAL``. SIGTERM lets uvicorn shut down gracefully; a worker still running
+    ``EXIT_GRACE`` seconds later exits hard, so the port is freed for a restart."""
+    if sys.platform == "linux":
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    threading.Thread(
+        target=_watch_parent, args=(parent,), name="safeagents-parent-watch", daemon=True
+    ).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_INTERVAL)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(EXIT_GRACE)
+    os._exit(1)
 
 
 def _settle_heap() -> None:
@@ -49,6 +97,7 @@ def serve(
     if workers > 1:
         asyncio.run(_seed_aliases(config))
         os.environ[CONFIG_ENV] = config.to_json()
+        os.environ[SUPERVISOR_ENV] = str(os.getpid())
         target = "safeagents.proxy._serve:app_from_env"
     else:
         target = create_app(config, firewall=firewall)
