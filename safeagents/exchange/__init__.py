@@ -12,6 +12,7 @@ from __future__ import annotations
 from safeagents.exchange._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
 from safeagents.exchange._config import (
     DEFAULT_BODY_LIMIT,
+    DEFAULT_RESPONSE_LIMIT,
     Mode,
     ProxyConfig,
     Strategy,
@@ -55,6 +56,7 @@ __all__ = [
     "ALIAS_TTL",
     "CWD_HEADER",
     "DEFAULT_BODY_LIMIT",
+    "DEFAULT_RESPONSE_LIMIT",
     "HARNESS_HEADER",
     "HOP_BY_HOP",
     "SESSION_HEADERS",

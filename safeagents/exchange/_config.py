@@ -8,11 +8,19 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["DEFAULT_BODY_LIMIT", "Mode", "ProxyConfig", "Strategy", "is_loopback"]
+__all__ = [
+    "DEFAULT_BODY_LIMIT",
+    "DEFAULT_RESPONSE_LIMIT",
+    "Mode",
+    "ProxyConfig",
+    "Strategy",
+    "is_loopback",
+]
 
 Mode = Literal["enforce", "monitor"]
 Strategy = Literal["reask", "rewrite", "stop"]
 DEFAULT_BODY_LIMIT = 32 * 1024 * 1024
+DEFAULT_RESPONSE_LIMIT = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +40,9 @@ class ProxyConfig:
     admin_token: str | None = None
     cwd: str = "/workspace"
     body_limit: int = DEFAULT_BODY_LIMIT
+    response_limit: int = DEFAULT_RESPONSE_LIMIT
+    """The most bytes of one upstream answer (decoded) the proxy reads; past it the harness
+    gets a 502 (a stream ends with an error event)."""
     timeout: float = 600.0
     connect_timeout: float = 10.0
     model_aliases: Mapping[str, str] = field(default_factory=dict)
@@ -47,6 +58,8 @@ class ProxyConfig:
             raise ValueError("max_reasks must be >= 0")
         if self.body_limit <= 0:
             raise ValueError("body_limit must be positive")
+        if self.response_limit <= 0:
+            raise ValueError("response_limit must be positive")
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, got {self.upstream!r}")
         for harness, model in self.model_aliases.items():

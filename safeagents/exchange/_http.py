@@ -33,6 +33,9 @@ from safeagents.exchange._http_wire import Connection, Headers, HTTPError, Upstr
 
 __all__ = ["Client", "HTTPError", "Headers", "Response", "UpstreamTimeout"]
 
+_INFLATE_STEP = 1024 * 1024
+"""At most this many inflated bytes per step of a gzip/deflate answer."""
+
 
 class Response:
     """An answer whose body is still arriving; read it once, then it frees its connection."""
@@ -72,8 +75,10 @@ class Response:
         inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)
         try:
             async for chunk in self.aiter_raw():
-                if out := inflater.decompress(chunk):
-                    yield out
+                while chunk:  # in steps, so a reader that stops early never holds a bomb
+                    if out := inflater.decompress(chunk, _INFLATE_STEP):
+                        yield out
+                    chunk = inflater.unconsumed_tail
             if tail := inflater.flush():
                 yield tail
         except zlib.error as error:

@@ -1,9 +1,11 @@
-"""An upstream that stalls: a timed-out request is never sent twice."""
+"""An upstream that stalls, or answers without end: never asked twice, never read past the limit."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -152,5 +154,86 @@ def test_a_timeout_on_a_reask_through_upstream_is_one_request() -> None:
                 await upstream.aclose()
         assert (caught.value.status, caught.value.kind) == (504, "upstream_timeout")
         assert counting.requests == 2
+
+    _run(test)
+
+
+def _huge(size: int) -> bytes:
+    text = "x" * size
+    return json.dumps({"choices": [{"message": {"content": text}}]}).encode()
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_an_answer_over_the_response_limit_is_a_502(encoding: str) -> None:
+    body = _huge(4 * 1024 * 1024)
+    if encoding == "gzip":
+        packer = zlib.compressobj(wbits=zlib.MAX_WBITS | 16)
+        body = packer.compress(body) + packer.flush()  # a few KB that inflate to 4 MB
+
+    async def handler(n: int, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_reply(body, f"content-encoding: {encoding}"))
+        await writer.drain()
+        return True
+
+    async def test() -> None:
+        counting = Counting(handler)
+        async with counting as url:
+            upstream = Upstream(ProxyConfig(upstream=url, response_limit=1024 * 1024))
+            try:
+                with pytest.raises(UpstreamError) as caught:
+                    await upstream.complete(url + "/v1/chat/completions", {}, {"model": "m"})
+            finally:
+                await upstream.aclose()
+        assert (caught.value.status, caught.value.kind) == (502, "upstream_too_large")
+        assert "exceeds the response limit of 1 MiB" in caught.value.message
+        assert "--response-limit" in caught.value.message
+
+    _run(test)
+
+
+def test_an_answer_of_exactly_the_limit_is_read_whole() -> None:
+    body = _huge(16)
+
+    async def handler(n: int, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_reply(body))
+        await writer.drain()
+        return True
+
+    async def test() -> None:
+        counting = Counting(handler)
+        async with counting as url:
+            upstream = Upstream(ProxyConfig(upstream=url, response_limit=len(body)))
+            try:
+                content = await upstream.read(await upstream.open("GET", url, {}, None))
+            finally:
+                await upstream.aclose()
+        assert content == body
+
+    _run(test)
+
+
+def test_a_gzip_bomb_is_inflated_in_bounded_steps() -> None:
+    """A chunk of a few KB that inflates to 64 MB never comes out in one piece."""
+    packer = zlib.compressobj(wbits=zlib.MAX_WBITS | 16)
+    bomb = packer.compress(b"\0" * (64 * 1024 * 1024)) + packer.flush()
+
+    async def handler(n: int, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_reply(bomb, "content-encoding: gzip"))
+        await writer.drain()
+        return True
+
+    async def test() -> None:
+        counting = Counting(handler)
+        async with counting as url:
+            client = Client(timeout=5, connect_timeout=1)
+            try:
+                response = await client.send("GET", url, {}, None)
+                largest, total = 0, 0
+                async for piece in response.aiter_bytes():
+                    largest, total = max(largest, len(piece)), total + len(piece)
+            finally:
+                await client.aclose()
+        assert total == 64 * 1024 * 1024
+        assert largest <= 1024 * 1024
 
     _run(test)
