@@ -117,6 +117,13 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     serve.add_argument("--workers", type=int, default=1, metavar="N")
     serve.add_argument("--cwd", default="/workspace", help="agent working directory")
     serve.add_argument("--body-limit", type=int, default=32, metavar="MIB")
+    serve.add_argument(
+        "--response-limit",
+        type=int,
+        default=32,
+        metavar="MIB",
+        help="largest upstream answer read (decoded); beyond it the harness gets a 502",
+    )
     serve.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
     serve.add_argument(
         "--model-alias",
@@ -371,6 +378,7 @@ def _serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             upstream_api_key=secret(args.upstream_api_key, "UPSTREAM_API_KEY"),
             cwd=args.cwd,
             body_limit=args.body_limit * 1024 * 1024,
+            response_limit=args.response_limit * 1024 * 1024,
             timeout=args.timeout,
             model_aliases=_parse_aliases(args.model_alias),
         )

@@ -13,6 +13,7 @@ from safeagents.exchange._aliases import ALIAS_TTL, ModelAliases, canonical_alia
 from safeagents.exchange._auth import Access, Credentials, session_secret
 from safeagents.exchange._config import (
     DEFAULT_BODY_LIMIT,
+    DEFAULT_RESPONSE_LIMIT,
     Mode,
     ProxyConfig,
     Strategy,
@@ -58,6 +59,7 @@ __all__ = [
     "ALIAS_TTL",
     "CWD_HEADER",
     "DEFAULT_BODY_LIMIT",
+    "DEFAULT_RESPONSE_LIMIT",
     "HARNESS_HEADER",
     "HOP_BY_HOP",
     "SESSION_HEADERS",

@@ -10,11 +10,19 @@ from typing import Any, Literal
 
 from safeagents.exchange._redact import redact_url
 
-__all__ = ["DEFAULT_BODY_LIMIT", "Mode", "ProxyConfig", "Strategy", "is_loopback"]
+__all__ = [
+    "DEFAULT_BODY_LIMIT",
+    "DEFAULT_RESPONSE_LIMIT",
+    "Mode",
+    "ProxyConfig",
+    "Strategy",
+    "is_loopback",
+]
 
 Mode = Literal["enforce", "monitor"]
 Strategy = Literal["reask", "rewrite", "stop"]
 DEFAULT_BODY_LIMIT = 32 * 1024 * 1024
+DEFAULT_RESPONSE_LIMIT = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +50,9 @@ class ProxyConfig:
     """The upstream's own credential, sent in the slot the harness used for its key."""
     cwd: str = "/workspace"
     body_limit: int = DEFAULT_BODY_LIMIT
+    response_limit: int = DEFAULT_RESPONSE_LIMIT
+    """The most bytes of one upstream answer (decoded) the proxy reads; past it the harness
+    gets a 502 (a stream ends with an error event)."""
     timeout: float = 600.0
     connect_timeout: float = 10.0
     model_aliases: Mapping[str, str] = field(default_factory=dict)
@@ -61,6 +72,8 @@ class ProxyConfig:
             value = getattr(self, name)
             if value and (value != value.strip() or not value.isprintable()):
                 raise ValueError(f"{name} must be printable, without surrounding spaces")
+        if self.response_limit <= 0:
+            raise ValueError("response_limit must be positive")
         if not self.upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, got {redact_url(self.upstream)!r}")
         for harness, model in self.model_aliases.items():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from safeagents._actions import ToolCall
@@ -68,9 +68,15 @@ class Enforcer:
         ]
 
     async def decide(
-        self, ex: Exchange, first: Attempt, *, text_forwarded: bool = False
+        self,
+        ex: Exchange,
+        first: Attempt,
+        *,
+        text_forwarded: bool = False,
+        before_reask: Callable[[list[Attempt]], Awaitable[None]] | None = None,
     ) -> Decision:
-        """Check ``first`` (already answered) and re-ask as the strategy says."""
+        """Check ``first`` (already answered) and re-ask as the strategy says;
+        ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found)."""
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
         attempt, body = first, first.request
@@ -119,6 +125,8 @@ class Enforcer:
             end = ex.dialect.parse_request(body).message_count
             body = ex.dialect.splice(body, end, pair)
             decision.reasks += 1
+            if before_reask is not None:
+                await before_reask(decision.attempts)
             attempt = await self._reask(ex, body, decision)
 
     def _rewrite(

@@ -92,6 +92,8 @@ class Attempt:
     """Tool calls of ``response`` the engine checked."""
     status: TurnStatus = "ok"
     error: str | None = None
+    recorded: bool = False
+    """In the store already: a blocked answer is written before its re-ask is sent."""
 
     def finish(self, response: JSONObject | None) -> None:
         self.response = response

@@ -11,7 +11,8 @@ trust store); keep-alive connections per origin, most recently used first, at mo
 ``max_idle`` idle ones; request bodies as bytes or an async iterable (sent chunked when no
 length is given); gzip/deflate response decoding; a connect timeout and a read timeout (for
 each wait on the next bytes); one retry, on a fresh connection, when a kept-alive connection
-turns out to be closed before any answer byte arrived and the body can be sent again.
+turns out to be closed before any answer byte arrived and the body can be sent again (never
+after a timeout: the upstream may have the request, and a model request is not idempotent).
 
 What it does not: HTTP/2 or HTTP/1.0 pipelining (one request at a time per connection);
 proxies (``HTTP(S)_PROXY`` is ignored); redirects (a 3xx is the answer); cookies;
@@ -31,6 +32,9 @@ from urllib.parse import urlsplit
 from safeagents.exchange._http_wire import Connection, Headers, HTTPError, UpstreamTimeout
 
 __all__ = ["Client", "HTTPError", "Headers", "Response", "UpstreamTimeout"]
+
+_INFLATE_STEP = 1024 * 1024
+"""At most this many inflated bytes per step of a gzip/deflate answer."""
 
 
 class Response:
@@ -71,8 +75,10 @@ class Response:
         inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)
         try:
             async for chunk in self.aiter_raw():
-                if out := inflater.decompress(chunk):
-                    yield out
+                while chunk:  # in steps, so a reader that stops early never holds a bomb
+                    if out := inflater.decompress(chunk, _INFLATE_STEP):
+                        yield out
+                    chunk = inflater.unconsumed_tail
             if tail := inflater.flush():
                 yield tail
         except zlib.error as error:
@@ -130,10 +136,11 @@ class Client:
                 await self._write(connection, head, content, chunked)
                 while not connection.header_done:
                     await connection.wait()
-            except HTTPError:
+            except HTTPError as error:
+                stale = reused and _stale(connection, error)
                 connection.close()
                 # a kept-alive connection the upstream closed meanwhile: once more, afresh
-                if attempt == 0 and reused and not connection.received_any and _replayable(content):
+                if attempt == 0 and stale and _replayable(content):
                     continue
                 raise
             except BaseException:
@@ -216,6 +223,15 @@ class Client:
 
 def _replayable(content: bytes | AsyncIterable[bytes] | None) -> bool:
     return content is None or isinstance(content, bytes)
+
+
+def _stale(connection: Connection, error: HTTPError) -> bool:
+    """The pooled connection was closed under the request before any answer byte: the
+    upstream dropped it while idle, so it never took the request. A timeout proves nothing
+    of the kind (the upstream may be working on it): sending again would ask twice."""
+    if isinstance(error, UpstreamTimeout):
+        return False
+    return connection.lost and not connection.received_any
 
 
 def _head(

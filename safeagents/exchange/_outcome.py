@@ -4,7 +4,9 @@ Front ends create an :class:`Outcome` once the exchange is prepared and end it o
 :meth:`Outcome.settle` (check, re-ask, record), :meth:`Outcome.fail` or
 :meth:`Outcome.upstream_failed`. ``async with outcome:`` (or :meth:`Outcome.close`, for a
 lifetime no ``with`` block spans) is the ``finally``: an exchange nobody ended was aborted
-(client gone, cancelled) or broke (an exception), and is recorded as such.
+(client gone, cancelled) or broke (an exception), and is recorded as such. A blocked answer
+is stored before its re-ask is sent (so a crash meanwhile loses no finding); the single record
+then stores the rest.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ STOPPED_TEXT = "safeagents stopped this run after a blocked tool call; it cannot
 class Outcome:
     """One exchange's first attempt and its single record (the first claim wins)."""
 
-    __slots__ = ("claimed", "ex", "first", "services")
+    __slots__ = ("attempts", "claimed", "ex", "first", "services")
 
     def __init__(self, services: Services, ex: Exchange) -> None:
         self.services = services
         self.ex = ex
         self.first = Attempt(kind=ex.plan.kind, request=ex.upstream_body)
+        self.attempts = [self.first]
+        """Every attempt made so far (re-asks follow the first)."""
         self.claimed = False
         """Someone is recording (or has recorded) this exchange; nobody else will."""
 
@@ -68,20 +72,27 @@ class Outcome:
         self.claimed = True
         services, ex = self.services, self.ex
         try:
-            decision = await services.enforcer.decide(ex, self.first, text_forwarded=text_forwarded)
+            decision = await services.enforcer.decide(
+                ex, self.first, text_forwarded=text_forwarded, before_reask=self._before_reask
+            )
         except ExchangeFailed as failed:
             services.metrics.inc("safeagents_upstream_errors_total", kind=failed.error.kind)
             await self._failure(failed.attempts, "error", failed.error.message)
             return failed.error
         except Exception as bug:
             logger.exception("enforcement failed")
-            await self._failure([self.first], "error", f"internal: {bug!r}")
+            await self._failure(self.attempts, "error", f"internal: {bug!r}")
             return UpstreamError(500, "internal", f"safeagents internal error: {bug!r}")
         except BaseException:
-            await self._failure([self.first], "aborted", ABORTED)
+            await self._failure(self.attempts, "aborted", ABORTED)
             raise
         await _shielded(services.recorder.record(ex, decision))
         return decision
+
+    async def _before_reask(self, attempts: list[Attempt]) -> None:
+        """A blocked answer is durable before its re-ask is sent."""
+        self.attempts = attempts  # a re-ask cut short is recorded with them
+        await _shielded(self.services.recorder.record_blocked(self.ex, attempts))
 
     async def stopped(self) -> dict[str, Any]:
         """Record and return the answer a stopped run gets without reaching the upstream."""

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pluggy
@@ -97,31 +98,58 @@ class Recorder:
             main=ex.plan.main if decision else None,
         )
 
+    async def record_blocked(self, ex: Exchange, attempts: Sequence[Attempt]) -> None:
+        """Store the attempts answered and checked so far, before a re-ask is sent: their
+        turns and findings, the session's calls and hacked state, committed when this
+        returns (a crash during the re-ask loses none of it). The exchange's own record
+        then skips them."""
+        pending = _unrecorded(attempts)
+        if not pending:
+            return
+        turns = [self._turn(ex, attempt, index) for index, attempt in pending]
+        update = self._update(ex, None, [attempt for _, attempt in pending])
+        stored = await self._write(update, turns, ())
+        for _, attempt in pending:
+            attempt.recorded = True
+        self._count_findings(stored)
+
     async def record(self, ex: Exchange, decision: Decision) -> list[TurnRecord]:
-        """Store a completed exchange (all attempts, the hidden history it created)."""
-        turns = [self._turn(ex, attempt, index) for index, attempt in enumerate(decision.attempts)]
-        stored = await self._write(self._update(ex, decision), turns, decision.hidden)
+        """Store a completed exchange (its attempts not stored yet, the hidden history it
+        created, the session's main line)."""
+        pending = _unrecorded(decision.attempts)
+        turns = [self._turn(ex, attempt, index) for index, attempt in pending]
+        update = self._update(ex, decision)
+        counted = sum(attempt.calls for attempt in decision.attempts if attempt.recorded)
+        if counted:
+            update = replace(update, tool_calls=update.tool_calls - counted)
+        stored = await self._write(update, turns, decision.hidden)
         self.metrics.inc("safeagents_tool_calls_total", decision.tool_calls, harness=ex.harness)
         self.metrics.inc("safeagents_blocked_calls_total", decision.blocked)
         self.metrics.inc("safeagents_reasks_total", decision.reasks)
-        for turn in stored:
-            for finding in turn.findings:
-                self.metrics.inc(
-                    "safeagents_findings_total", rule_id=finding.rule_id, action=finding.action
-                )
+        self._count_findings(stored)
         self._finished(ex, "ok")
         return stored
 
     async def record_failure(
         self, ex: Exchange, attempts: Sequence[Attempt], status: TurnStatus, error: str
     ) -> None:
-        """Store attempts that did not lead to an answer; the session's state is unchanged."""
-        for attempt in attempts:
+        """Store attempts that did not lead to an answer; the session's state is unchanged
+        (but for the findings of answers that were checked)."""
+        pending = _unrecorded(attempts)
+        for _, attempt in pending:
             if attempt.status == "ok":
                 attempt.fail(status, error)
-        turns = [self._turn(ex, attempt, index) for index, attempt in enumerate(attempts)]
-        await self._write(self._update(ex, None, attempts), turns, ())
+        if pending:
+            turns = [self._turn(ex, attempt, index) for index, attempt in pending]
+            await self._write(self._update(ex, None, [a for _, a in pending]), turns, ())
         self._finished(ex, status)
+
+    def _count_findings(self, stored: Sequence[TurnRecord]) -> None:
+        for turn in stored:
+            for finding in turn.findings:
+                self.metrics.inc(
+                    "safeagents_findings_total", rule_id=finding.rule_id, action=finding.action
+                )
 
     async def _write(
         self, update: SessionUpdate, turns: list[TurnRecord], hidden: Sequence[HiddenEntry]
@@ -159,3 +187,8 @@ class Recorder:
             "safeagents_requests_total", status=status, dialect=ex.dialect.name, kind=ex.plan.kind
         )
         self.metrics.observe(max(0.0, time.time() - ex.started), dialect=ex.dialect.name)
+
+
+def _unrecorded(attempts: Sequence[Attempt]) -> list[tuple[int, Attempt]]:
+    """The attempts not in the store yet, with their index in the exchange."""
+    return [(index, attempt) for index, attempt in enumerate(attempts) if not attempt.recorded]

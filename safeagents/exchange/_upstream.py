@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any, Literal
 
 from safeagents.exchange._auth import Credentials
@@ -14,6 +14,7 @@ from safeagents.protocols import StreamError
 
 __all__ = [
     "HOP_BY_HOP",
+    "ResponseTooLarge",
     "Upstream",
     "UpstreamError",
     "UpstreamStatus",
@@ -63,6 +64,17 @@ class UpstreamStatus(Exception):
         self.headers = dict(headers)
 
 
+class ResponseTooLarge(HTTPError):
+    """The upstream's answer grew past the proxy's response limit; reading stopped there."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the upstream's answer exceeds the response limit of {_size(limit)} "
+            "(safeagents serve --response-limit)"
+        )
+        self.limit = limit
+
+
 _BROKE = {
     "connect": "cannot reach the upstream model server",
     "read": "upstream connection failed",
@@ -77,6 +89,8 @@ def upstream_error(
     answer, or reading a stream: 504 for a timeout, else 502."""
     if isinstance(problem, StreamError):
         return UpstreamError(502, "upstream_malformed", f"malformed upstream stream: {problem}")
+    if isinstance(problem, ResponseTooLarge):
+        return UpstreamError(502, "upstream_too_large", str(problem))
     if isinstance(problem, UpstreamTimeout):
         during = " mid-stream" if stage == "stream" else ""
         return UpstreamError(504, "upstream_timeout", f"upstream timed out{during}: {problem!r}")
@@ -100,6 +114,7 @@ class Upstream:
         self.client: Transport = client or Client(
             timeout=config.timeout, connect_timeout=config.connect_timeout, max_idle=256
         )
+        self.response_limit = config.response_limit
 
     def url(self, path: str, query: str = "", *, model: bool = False) -> str:
         """The upstream URL for an incoming ``path`` (session prefix already removed)."""
@@ -148,11 +163,21 @@ class Upstream:
         except HTTPError as error:
             raise upstream_error(error, "connect") from None
 
-    @staticmethod
-    async def read(response: TransportResponse) -> bytes:
-        """The whole (decoded) body; errors mapped like :meth:`open`."""
+    async def body(self, response: TransportResponse) -> AsyncIterator[bytes]:
+        """The decoded body as it arrives; :class:`ResponseTooLarge` once it grows past the
+        response limit (nothing beyond it is read)."""
+        received = 0
+        async for chunk in response.aiter_bytes():
+            received += len(chunk)
+            if received > self.response_limit:
+                raise ResponseTooLarge(self.response_limit)
+            yield chunk
+
+    async def read(self, response: TransportResponse) -> bytes:
+        """The whole (decoded) body, at most the response limit; errors mapped like
+        :meth:`open`."""
         try:
-            return await response.aread()
+            return b"".join([chunk async for chunk in self.body(response)])
         except HTTPError as error:
             raise upstream_error(error, "read") from None
         finally:
@@ -193,3 +218,8 @@ def parse_json_object(content: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UpstreamError(502, "upstream_malformed", "upstream JSON is not an object")
     return value
+
+
+def _size(limit: int) -> str:
+    mib = limit / (1024 * 1024)
+    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from safeagents.exchange import (
     DEFAULT_BODY_LIMIT,
+    DEFAULT_RESPONSE_LIMIT,
     SESSION_HEADERS,
     Metrics,
     Mode,
@@ -21,6 +22,7 @@ from safeagents.proxy._serve import ProxyServer, serve
 
 __all__ = [
     "DEFAULT_BODY_LIMIT",
+    "DEFAULT_RESPONSE_LIMIT",
     "SESSION_HEADERS",
     "Metrics",
     "Mode",

@@ -107,12 +107,13 @@ async def _events(outcome: Outcome, upstream: UpstreamResponse) -> AsyncGenerato
     services, ex = outcome.services, outcome.ex
     assembler = ex.dialect.assembler(ex.info)
     raw = services.config.mode == "monitor" and not services.config.capture_tokens
-    held, forwarded = b"", False
+    held, forwarded, sent = b"", False, False
     async with outcome:  # a client gone, or a bug: recorded as it ends
         try:
-            async for chunk in upstream.aiter_bytes():
+            async for chunk in services.upstream.body(upstream):
                 if raw:
                     if held:
+                        sent = True
                         yield held
                     held = chunk
                     with contextlib.suppress(StreamError):  # finish() reports it
@@ -120,16 +121,22 @@ async def _events(outcome: Outcome, upstream: UpstreamResponse) -> AsyncGenerato
                     continue
                 out = assembler.feed(chunk)
                 if out:
-                    forwarded = True
+                    forwarded = sent = True
                     yield out
             response = assembler.finish()
         except (StreamError, HTTPError) as problem:
             error = upstream_error(problem, "stream")
+            if sent or (raw and held):
+                outcome.first.delivered = _received(ex, assembler)
             await outcome.upstream_failed(error)
             yield LastChunk(
                 held if raw else assembler.fail(error.status, error.message, kind=error.kind)
             )
             return
+        except BaseException:  # the client went away mid-stream (or a bug)
+            if sent:
+                outcome.first.delivered = _received(ex, assembler)
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 await upstream.aclose()
@@ -140,6 +147,13 @@ async def _events(outcome: Outcome, upstream: UpstreamResponse) -> AsyncGenerato
             yield LastChunk(assembler.fail(status, message, kind=kind))
             return
         yield LastChunk(held if raw else _tail(services, ex, assembler, decision))
+
+
+def _received(ex: Exchange, assembler: StreamAssembler) -> dict[str, Any]:
+    """What the client has of a stream that ended early: the text forwarded so far, as a
+    response in the dialect (tool calls still held never reached it)."""
+    nothing = ex.dialect.calls_only(ex.dialect.text_response(ex.info, ""))
+    return assembler.client_view(nothing)
 
 
 def _tail(

@@ -201,12 +201,15 @@ def test_a_failed_reask_keeps_the_session_state_intact(
     third_request = json.loads(fake.requests[2][3])  # the retry's first upstream request
     assert third_request["messages"] == body["messages"]
     turns = session_json(proxy.url, sid)["turns"]
+    # the blocked answer was stored (with its finding) before its re-ask went out
     assert [(t["kind"], t["status"]) for t in turns] == [
-        ("main", "error"),
+        ("main", "ok"),
         ("reask", "error"),
         ("main", "ok"),
         ("reask", "ok"),
     ]
+    assert [t["delivered"] for t in turns[:2]] == [None, None]
+    assert [f["rule_id"] for f in turns[0]["findings"]] == [RULE]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
