@@ -9,18 +9,67 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 __all__ = [
     "EFFECT_KINDS",
+    "MAX_ARGUMENT_DEPTH",
     "AnalysisContext",
     "Effect",
     "EffectKind",
     "ToolCall",
+    "decode_arguments",
+    "json_too_deep",
     "normalise_path",
 ]
+
+MAX_ARGUMENT_DEPTH = 100
+"""Tool-call arguments nested deeper than this stay undecoded text (no analyser reads them)."""
+
+
+def json_too_deep(value: Any, limit: int) -> bool:
+    """Whether a decoded JSON value nests lists and objects more than ``limit`` levels deep
+    (a scalar is level 0, ``[]`` and ``{}`` level 1); iterative, so any depth is safe."""
+    if not isinstance(value, (dict, list)):
+        return False
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def decode_arguments(text: str) -> Any:
+    """``text`` decoded as JSON, or ``text`` itself (the same object) when it is not JSON
+    nested at most :data:`MAX_ARGUMENT_DEPTH` deep. The depth is read from the text first,
+    so the outcome never depends on how deep the caller's stack is."""
+    if not text.strip():
+        return {}
+    if text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH and _text_too_deep(text):
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+def _text_too_deep(text: str) -> bool:
+    depth = 0
+    for bracket in _BRACKETS.findall(_JSON_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_ARGUMENT_DEPTH:
+            return True
+    return False
+
+
+_JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*+"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 EffectKind = Literal["exec", "read", "write", "delete", "move", "network", "search"]
 EFFECT_KINDS: tuple[EffectKind, ...] = (
@@ -49,11 +98,7 @@ class ToolCall:
         name = str(function.get("name") or raw.get("name") or "")
         arguments: Any = function.get("arguments", raw.get("arguments", {}))
         if isinstance(arguments, str):
-            try:
-                decoded = json.loads(arguments) if arguments.strip() else {}
-            except ValueError:
-                decoded = arguments
-            arguments = decoded
+            arguments = decode_arguments(arguments)
         if not isinstance(arguments, (Mapping, str)):
             arguments = {"value": arguments}
         return cls(id=str(raw.get("id") or ""), name=name, arguments=arguments)

@@ -8,7 +8,6 @@ API is open, except that an ``sa-`` key still limits a caller to its own session
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from safeagents._registry import UnknownHarnessError
 from safeagents.exchange import Services, bearer_token, key_session, resolve_identity
+from safeagents.protocols import MAX_REQUEST_DEPTH, loads_json
 from safeagents.proxy._model import BodyTooLarge, read_body
 
 __all__ = ["ADMIN_PREFIX", "handle_admin", "handle_metrics"]
@@ -179,7 +179,7 @@ async def _show(services: Services, request: Request, session_id: str) -> Respon
 async def _open(services: Services, request: Request, session_id: str) -> Response:
     """Open a session before its first request: ``{"cwd": ABSOLUTE, "harness": NAME?}``."""
     try:
-        document = json.loads(await read_body(request, _SESSION_LIMIT))
+        document = loads_json(await read_body(request, _SESSION_LIMIT), MAX_REQUEST_DEPTH)
     except BodyTooLarge:
         return error(413, "a session must be under 64 KiB")
     except ValueError as problem:
@@ -203,7 +203,7 @@ async def _open(services: Services, request: Request, session_id: str) -> Respon
 
 async def _outcome(services: Services, request: Request, session_id: str) -> Response:
     try:
-        outcome = json.loads(await read_body(request, _OUTCOME_LIMIT))
+        outcome = loads_json(await read_body(request, _OUTCOME_LIMIT), MAX_REQUEST_DEPTH)
     except BodyTooLarge:
         return error(413, "an outcome must be under 1 MiB")
     except ValueError as problem:
@@ -235,7 +235,7 @@ async def _alias(services: Services, request: Request, name: str) -> Response:
             return error(404, f"harness {harness!r} has no model alias")
         return JSONResponse({"harness": harness, "deleted": True})
     try:
-        document = json.loads(await read_body(request, _ALIAS_LIMIT))
+        document = loads_json(await read_body(request, _ALIAS_LIMIT), MAX_REQUEST_DEPTH)
     except BodyTooLarge:
         return error(413, "an alias must be under 64 KiB")
     except ValueError as problem:
