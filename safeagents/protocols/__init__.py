@@ -25,6 +25,7 @@ from ._paths import (
     split_session,
     unchecked_model_endpoint,
 )
+from ._requests import RequestError, validate_request
 from ._responses import Responses
 from ._sse import SSEEvent, SSEParser, encode_event, encode_json, parse_events
 from ._tokens import TokenCapture
@@ -43,6 +44,7 @@ __all__ = [
     "AnthropicMessages",
     "ChatCompletions",
     "Dialect",
+    "RequestError",
     "RequestInfo",
     "Responses",
     "SSEEvent",
@@ -62,6 +64,7 @@ __all__ = [
     "passes_through",
     "session_prefix",
     "unchecked_model_endpoint",
+    "validate_request",
 ]
 
 CHAT = ChatCompletions()
