@@ -33,15 +33,18 @@ MAX_ARGUMENT_DEPTH = 100
 def json_too_deep(value: Any, limit: int) -> bool:
     """Whether a decoded JSON value nests lists and objects more than ``limit`` levels deep
     (a scalar is level 0, ``[]`` and ``{}`` level 1); iterative, so any depth is safe."""
-    if not isinstance(value, (dict, list)):
-        return False
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item
+    level: list[Any] = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        below: list[Any] = []
+        for item in level:  # one level at a time: the fastest walk in CPython
+            for child in item.values() if type(item) is dict else item:
+                if type(child) is dict or type(child) is list:
+                    below.append(child)
+        level = below
     return False
 
 
