@@ -79,7 +79,7 @@ def parse_body(dialect: Dialect, raw: bytes) -> dict[str, Any]:
     """The request body as a JSON object the dialect understands; :class:`ValueError` says
     why it is not one."""
     try:
-        body = loads_json(raw, MAX_REQUEST_DEPTH)
+        body = loads_json(raw, MAX_REQUEST_DEPTH, finite=True)
     except ValueError as error:
         raise ValueError(f"request body is not valid JSON: {error}") from None
     if not isinstance(body, dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import uuid
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
@@ -216,11 +217,13 @@ def _loads(data: str) -> Any:
         raise StreamError(f"malformed JSON in SSE data ({error}): {data[:200]!r}") from None
 
 
-def loads_json(data: str | bytes, limit: int) -> Any:
+def loads_json(data: str | bytes, limit: int, *, finite: bool = False) -> Any:
     """``json.loads(data)``; :class:`ValueError` also for lists and objects nested more than
-    ``limit`` levels deep, so no later recursive walk of the value can overflow the stack."""
+    ``limit`` levels deep, so no later recursive walk of the value can overflow the stack, and
+    with ``finite`` for ``NaN``, ``Infinity`` and numbers too large for a float (which no JSON
+    encoder could write back)."""
     try:
-        value = json.loads(data)
+        value = _FINITE.decode(_text(data)) if finite else json.loads(data)
     except RecursionError:
         value, deep = None, True
     else:
@@ -228,6 +231,26 @@ def loads_json(data: str | bytes, limit: int) -> Any:
     if deep:
         raise ValueError(f"JSON nested more than {limit} levels deep")
     return value
+
+
+def _text(data: str | bytes) -> str:
+    if isinstance(data, str):
+        return data
+    return data.decode(json.detect_encoding(data), "surrogatepass")  # as json.loads does
+
+
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text[:40]} is too large a number")
+    return value
+
+
+_FINITE = json.JSONDecoder(parse_constant=_not_a_number, parse_float=_finite_float)
 
 
 def _may_nest(data: str | bytes, limit: int) -> bool:

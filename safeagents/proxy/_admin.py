@@ -179,7 +179,9 @@ async def _show(services: Services, request: Request, session_id: str) -> Respon
 async def _open(services: Services, request: Request, session_id: str) -> Response:
     """Open a session before its first request: ``{"cwd": ABSOLUTE, "harness": NAME?}``."""
     try:
-        document = loads_json(await read_body(request, _SESSION_LIMIT), MAX_REQUEST_DEPTH)
+        document = loads_json(
+            await read_body(request, _SESSION_LIMIT), MAX_REQUEST_DEPTH, finite=True
+        )
     except BodyTooLarge:
         return error(413, "a session must be under 64 KiB")
     except ValueError as problem:
@@ -203,7 +205,9 @@ async def _open(services: Services, request: Request, session_id: str) -> Respon
 
 async def _outcome(services: Services, request: Request, session_id: str) -> Response:
     try:
-        outcome = loads_json(await read_body(request, _OUTCOME_LIMIT), MAX_REQUEST_DEPTH)
+        outcome = loads_json(
+            await read_body(request, _OUTCOME_LIMIT), MAX_REQUEST_DEPTH, finite=True
+        )
     except BodyTooLarge:
         return error(413, "an outcome must be under 1 MiB")
     except ValueError as problem:
@@ -235,7 +239,9 @@ async def _alias(services: Services, request: Request, name: str) -> Response:
             return error(404, f"harness {harness!r} has no model alias")
         return JSONResponse({"harness": harness, "deleted": True})
     try:
-        document = loads_json(await read_body(request, _ALIAS_LIMIT), MAX_REQUEST_DEPTH)
+        document = loads_json(
+            await read_body(request, _ALIAS_LIMIT), MAX_REQUEST_DEPTH, finite=True
+        )
     except BodyTooLarge:
         return error(413, "an alias must be under 64 KiB")
     except ValueError as problem:

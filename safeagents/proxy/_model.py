@@ -56,7 +56,7 @@ async def handle_model(services: Services, request: Request, dialect: Dialect) -
     except zlib.error as error:
         return dialect_error(dialect, 400, f"cannot inflate the request body: {error}", "bad_body")
     try:
-        body = loads_json(raw, MAX_REQUEST_DEPTH)
+        body = loads_json(raw, MAX_REQUEST_DEPTH, finite=True)
     except ValueError as error:
         return dialect_error(dialect, 400, f"request body is not valid JSON: {error}", "bad_json")
     if not isinstance(body, dict):

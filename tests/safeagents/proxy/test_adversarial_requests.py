@@ -170,6 +170,19 @@ def test_a_deeply_nested_outcome_is_a_400(
     assert post(url, {"success": True}).status_code == 200
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_numbers_no_json_encoder_can_write_back_are_a_400(
+    sid: str, number: str, fake: Upstream, start_proxy: StartProxy
+) -> None:
+    proxy = start_proxy(fake.url)
+    body = json.dumps({**first_body("chat"), "temperature": "@N@"}).replace('"@N@"', number)
+    response = post(proxy.session_url(sid) + PATHS["chat"], body.encode())
+    assert "not valid JSON" in assert_dialect_error("chat", response, 400)
+    assert fake.model_posts() == []
+    outcome = post(f"{proxy.url}/safeagents/v1/sessions/{sid}/outcome", b'{"score": NaN}')
+    assert outcome.status_code in (400, 404)
+
+
 # item 5: deep tool-call arguments in the history and in the model's answer
 
 
