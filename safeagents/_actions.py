@@ -9,19 +9,78 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 __all__ = [
     "EFFECT_KINDS",
+    "MAX_ARGUMENT_DEPTH",
     "UNANALYSABLE_REASONS",
     "AnalysisContext",
     "Effect",
     "EffectKind",
     "ToolCall",
+    "decode_arguments",
+    "json_too_deep",
     "normalise_path",
 ]
+
+MAX_ARGUMENT_DEPTH = 100
+"""Tool-call arguments nested deeper than this stay undecoded text (no analyser reads them)."""
+
+
+def json_too_deep(value: Any, limit: int) -> bool:
+    """Whether a decoded JSON value nests lists and objects more than ``limit`` levels deep
+    (a scalar is level 0, ``[]`` and ``{}`` level 1); iterative, so any depth is safe."""
+    level: list[Any] = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for item in level:  # one level at a time: the fastest walk in CPython
+            for child in item.values() if type(item) is dict else item:
+                if type(child) is dict or type(child) is list:
+                    below.append(child)
+        level = below
+    return False
+
+
+def decode_arguments(text: str) -> Any:
+    """``text`` decoded as JSON, or ``text`` itself (the same object) when it is not JSON
+    nested at most :data:`MAX_ARGUMENT_DEPTH` deep. The depth is read from the text first,
+    so the outcome never depends on how deep the caller's stack is."""
+    return _decode_checked(text)[0]
+
+
+def _decode_checked(text: str) -> tuple[Any, str | None]:
+    """:func:`decode_arguments`, and why the text stayed undecoded (``None`` when it did not)."""
+    if not text.strip():
+        return {}, None
+    if text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH and _text_too_deep(text):
+        return text, f"nested more than {MAX_ARGUMENT_DEPTH} levels deep"
+    try:
+        return json.loads(text), None
+    except ValueError as exc:
+        return text, str(exc)
+    except RecursionError:
+        return text, "nested too deeply"
+
+
+def _text_too_deep(text: str) -> bool:
+    depth = 0
+    for bracket in _BRACKETS.findall(_JSON_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_ARGUMENT_DEPTH:
+            return True
+    return False
+
+
+_JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*+"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 EffectKind = Literal["exec", "read", "write", "delete", "move", "network", "search"]
 EFFECT_KINDS: tuple[EffectKind, ...] = (
@@ -63,13 +122,7 @@ class ToolCall:
         arguments: Any = function.get("arguments", raw.get("arguments", {}))
         error: str | None = None
         if isinstance(arguments, str):
-            try:
-                decoded = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                decoded, error = arguments, str(exc)
-            except RecursionError:
-                decoded, error = arguments, "nested too deeply"
-            arguments = decoded
+            arguments, error = _decode_checked(arguments)
         if not isinstance(arguments, (Mapping, str)):
             arguments = {"value": arguments}
         call_id = str(raw.get("id") or "")

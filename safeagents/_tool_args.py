@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from safeagents._actions import AnalysisContext, Effect
+from safeagents._actions import AnalysisContext, Effect, decode_arguments
 from safeagents.analysis import (
     PythonTool,
     analyze_python,
@@ -130,10 +130,10 @@ class ToolArgs:
 
 
 def _json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
+    if not text.strip():
         return None
+    decoded = decode_arguments(text)
+    return None if decoded is text else decoded
 
 
 def dedupe(effects: Iterable[Effect]) -> list[Effect]:

@@ -10,7 +10,7 @@ from safeagents.exchange._auth import Credentials
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
 from safeagents.exchange._transport import Transport, TransportResponse
-from safeagents.protocols import StreamError
+from safeagents.protocols import MAX_ANSWER_DEPTH, StreamError, loads_json
 
 __all__ = [
     "HOP_BY_HOP",
@@ -209,7 +209,7 @@ def check_status(status: int, content: bytes, headers: Headers) -> None:
 
 def parse_json_object(content: bytes) -> dict[str, Any]:
     try:
-        value = json.loads(content)
+        value = loads_json(content, MAX_ANSWER_DEPTH)
     except ValueError as error:
         snippet = content[:_SNIPPET].decode("utf-8", "replace")
         raise UpstreamError(

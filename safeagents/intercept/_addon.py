@@ -35,6 +35,7 @@ from safeagents.intercept._flows import (
     model_dialect,
     parse_body,
     settle_buffered,
+    unchecked_dialect,
 )
 from safeagents.protocols import Dialect
 from safeagents.rules import RuleLoadError, parse_vars
@@ -158,7 +159,13 @@ class InterceptAddon:
         engine = self.engine
         request = flow.request
         dialect = model_dialect(request.method, request.path)
-        if engine is None or dialect is None or flow.response is not None:
+        if engine is None or flow.response is not None:
+            return
+        if dialect is None:
+            refused = unchecked_dialect(request.method, request.path)
+            if refused is not None:
+                message = f"safeagents does not check {request.method} {request.path}"
+                self._refuse(flow, refused, 404, message, "unchecked_endpoint")
             return
         raw = request.get_content(strict=False) or b""
         limit = engine.config.body_limit

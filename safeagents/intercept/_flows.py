@@ -25,7 +25,17 @@ from safeagents.exchange import (
     upstream_error,
 )
 from safeagents.intercept._engine import EngineThread
-from safeagents.protocols import Dialect, StreamError, dialect_for_path, session_prefix
+from safeagents.protocols import (
+    CHAT,
+    MAX_REQUEST_DEPTH,
+    MESSAGES,
+    Dialect,
+    StreamError,
+    dialect_for_path,
+    loads_json,
+    session_prefix,
+    unchecked_model_endpoint,
+)
 from safeagents.store import TurnStatus
 
 __all__ = [
@@ -36,6 +46,7 @@ __all__ = [
     "model_dialect",
     "parse_body",
     "settle_buffered",
+    "unchecked_dialect",
 ]
 
 JSON_TYPE = "application/json"
@@ -56,11 +67,19 @@ def model_dialect(method: str, path: str) -> Dialect | None:
     return dialect_for_path(path) if method.upper() == "POST" else None
 
 
+def unchecked_dialect(method: str, path: str) -> Dialect | None:
+    """For a write to a model endpoint safeagents cannot check (legacy completions, Ollama,
+    Gemini, batches…), the dialect whose error shape refuses it; ``None`` for other requests."""
+    if dialect_for_path(path) is not None or not unchecked_model_endpoint(method, path):
+        return None
+    return MESSAGES if "messages" in path.lower() else CHAT
+
+
 def parse_body(dialect: Dialect, raw: bytes) -> dict[str, Any]:
     """The request body as a JSON object the dialect understands; :class:`ValueError` says
     why it is not one."""
     try:
-        body = json.loads(raw)
+        body = loads_json(raw, MAX_REQUEST_DEPTH, finite=True)
     except ValueError as error:
         raise ValueError(f"request body is not valid JSON: {error}") from None
     if not isinstance(body, dict):

@@ -9,24 +9,42 @@ SSE streams while forwarding their text at once (:class:`StreamAssembler`).
 
 from __future__ import annotations
 
-import re
-
 from ._base import Dialect, RequestInfo, StreamAssembler
 from ._chat import ChatCompletions
-from ._common import SIBLING_NOTE, StreamError
+from ._common import MAX_ANSWER_DEPTH, MAX_REQUEST_DEPTH, SIBLING_NOTE, StreamError, loads_json
 from ._messages import AnthropicMessages
+from ._paths import (
+    MODEL_ENDPOINTS,
+    PASSTHROUGH_WRITES,
+    READ_METHODS,
+    UNCHECKED_MODEL_ENDPOINTS,
+    canonical_path,
+    endpoint_name,
+    forwarded_path,
+    passes_through,
+    split_session,
+    unchecked_model_endpoint,
+)
+from ._requests import RequestError, validate_request
 from ._responses import Responses
 from ._sse import SSEEvent, SSEParser, encode_event, encode_json, parse_events
 from ._tokens import TokenCapture
 
 __all__ = [
     "CHAT",
+    "MAX_ANSWER_DEPTH",
+    "MAX_REQUEST_DEPTH",
     "MESSAGES",
+    "MODEL_ENDPOINTS",
+    "PASSTHROUGH_WRITES",
+    "READ_METHODS",
     "RESPONSES",
     "SIBLING_NOTE",
+    "UNCHECKED_MODEL_ENDPOINTS",
     "AnthropicMessages",
     "ChatCompletions",
     "Dialect",
+    "RequestError",
     "RequestInfo",
     "Responses",
     "SSEEvent",
@@ -34,12 +52,19 @@ __all__ = [
     "StreamAssembler",
     "StreamError",
     "TokenCapture",
+    "canonical_path",
     "dialect_for_path",
     "dialect_named",
     "encode_event",
     "encode_json",
+    "forwarded_path",
+    "loads_json",
+    "model_path",
     "parse_events",
+    "passes_through",
     "session_prefix",
+    "unchecked_model_endpoint",
+    "validate_request",
 ]
 
 CHAT = ChatCompletions()
@@ -47,29 +72,31 @@ RESPONSES = Responses()
 MESSAGES = AnthropicMessages()
 
 _NAMED: dict[str, Dialect] = {dialect.name: dialect for dialect in (CHAT, RESPONSES, MESSAGES)}
-_ROUTES: dict[str, Dialect] = {
-    "/chat/completions": CHAT,
-    "/responses": RESPONSES,
-    "/messages": MESSAGES,
+_API_PATHS = {
+    "chat": "/v1/chat/completions",
+    "responses": "/v1/responses",
+    "messages": "/v1/messages",
 }
-_SESSION_PREFIX = re.compile(r"^/s/([^/]+)(?=/)")
 
 
 def session_prefix(path: str) -> tuple[str | None, str]:
-    """Split ``/s/{id}/rest`` into ``(id, "/rest")``; other paths give ``(None, path)``."""
-    match = _SESSION_PREFIX.match(path)
-    if match is None:
-        return None, path
-    return match.group(1), path[match.end() :]
+    """Split ``/s/{id}/rest`` into ``(id, "/rest")``; other paths give ``(None, path)``.
+
+    Both are read from the path's canonical spelling (:func:`canonical_path`)."""
+    return split_session(canonical_path(path))
 
 
 def dialect_for_path(path: str) -> Dialect | None:
-    """The dialect serving ``path`` (``/v1`` optional, after an optional ``/s/{id}`` prefix)."""
-    path = path.split("?", 1)[0].split("#", 1)[0]
-    _, path = session_prefix(path)
-    path = path.rstrip("/")
-    path = path.removeprefix("/v1") if path.startswith("/v1/") else path
-    return _ROUTES.get(path)
+    """The dialect of a path ending in a model endpoint (``…/chat/completions``,
+    ``…/responses``, ``…/messages``), in any spelling and under any prefix."""
+    _, rest = session_prefix(path)
+    name = endpoint_name(rest)
+    return None if name is None else _NAMED[name]
+
+
+def model_path(dialect: Dialect) -> str:
+    """The upstream path of a dialect's endpoint, e.g. ``/v1/chat/completions``."""
+    return _API_PATHS[dialect.name]
 
 
 def dialect_named(name: str) -> Dialect | None:

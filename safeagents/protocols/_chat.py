@@ -26,6 +26,7 @@ from ._common import (
     text_of,
 )
 from ._errors import openai_error
+from ._requests import validate_request
 from ._tokens import TokenCapture, chat_extract_tokens, chat_request_tokens, chat_strip_tokens
 
 __all__ = ["ChatCompletions"]
@@ -39,6 +40,7 @@ class ChatCompletions(Dialect):
     name = "chat"
 
     def parse_request(self, body: Mapping[str, Any]) -> RequestInfo:
+        validate_request(self.name, body)
         messages = as_list(body.get("messages"))
         tool_names = tuple(
             str(as_dict(tool.get("function")).get("name") or tool.get("name") or "")

@@ -5,13 +5,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import uuid
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from .._actions import json_too_deep
 from ._sse import SSEEvent
 
 __all__ = [
+    "MAX_ANSWER_DEPTH",
+    "MAX_REQUEST_DEPTH",
     "SIBLING_NOTE",
     "JSONObject",
     "StreamError",
@@ -22,6 +26,7 @@ __all__ = [
     "chat_call",
     "check_rejections",
     "decode_event",
+    "loads_json",
     "new_id",
     "part_text",
     "prefix_keys",
@@ -38,6 +43,12 @@ JSONObject = dict[str, Any]
 SIBLING_NOTE = (
     "(not executed: another call in this turn was blocked; call it again if still needed)"
 )
+
+MAX_REQUEST_DEPTH = 128
+"""Request bodies nesting lists and objects deeper than this are refused (400)."""
+MAX_ANSWER_DEPTH = 100
+"""Upstream answers nesting deeper than this are refused (502): a stored answer is replayed
+inside later requests (a few levels further down), which must stay within the request bound."""
 
 _TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 
@@ -185,12 +196,15 @@ _DECODER = json.JSONDecoder()
 def decode_event(event: SSEEvent) -> JSONObject:
     """The JSON object in an event's data; :class:`StreamError` if it is not one."""
     data = event.data
-    try:
-        payload, end = _DECODER.raw_decode(data)  # json.loads without its whitespace scans
-        if end != len(data) and not data[end:].isspace():
-            raise ValueError("extra data")
-    except ValueError:
+    if _may_nest(data, MAX_ANSWER_DEPTH):
         payload = _loads(data)
+    else:
+        try:
+            payload, end = _DECODER.raw_decode(data)  # json.loads without its whitespace scans
+            if end != len(data) and not data[end:].isspace():
+                raise ValueError("extra data")
+        except ValueError:
+            payload = _loads(data)
     if not isinstance(payload, dict):
         raise StreamError(f"SSE data is not a JSON object: {event.data[:200]!r}")
     return payload
@@ -198,9 +212,52 @@ def decode_event(event: SSEEvent) -> JSONObject:
 
 def _loads(data: str) -> Any:
     try:
-        return json.loads(data)
+        return loads_json(data, MAX_ANSWER_DEPTH)
     except ValueError as error:
         raise StreamError(f"malformed JSON in SSE data ({error}): {data[:200]!r}") from None
+
+
+def loads_json(data: str | bytes, limit: int, *, finite: bool = False) -> Any:
+    """``json.loads(data)``; :class:`ValueError` also for lists and objects nested more than
+    ``limit`` levels deep, so no later recursive walk of the value can overflow the stack, and
+    with ``finite`` for ``NaN``, ``Infinity`` and numbers too large for a float (which no JSON
+    encoder could write back)."""
+    try:
+        value = _FINITE.decode(_text(data)) if finite else json.loads(data)
+    except RecursionError:
+        value, deep = None, True
+    else:
+        deep = _may_nest(data, limit) and json_too_deep(value, limit)
+    if deep:
+        raise ValueError(f"JSON nested more than {limit} levels deep")
+    return value
+
+
+def _text(data: str | bytes) -> str:
+    if isinstance(data, str):
+        return data
+    return data.decode(json.detect_encoding(data), "surrogatepass")  # as json.loads does
+
+
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text[:40]} is too large a number")
+    return value
+
+
+_FINITE = json.JSONDecoder(parse_constant=_not_a_number, parse_float=_finite_float)
+
+
+def _may_nest(data: str | bytes, limit: int) -> bool:
+    """Whether ``data`` has enough brackets to nest more than ``limit`` levels (a fast test)."""
+    if isinstance(data, str):
+        return data.count("[") + data.count("{") > limit
+    return data.count(b"[") + data.count(b"{") > limit
 
 
 def check_rejections(call_ids: Collection[str], rejections: Mapping[str, str]) -> None:

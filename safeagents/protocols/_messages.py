@@ -25,6 +25,7 @@ from ._common import (
 )
 from ._errors import anthropic_error
 from ._messages_stream import MessagesAssembler
+from ._requests import validate_request
 
 __all__ = ["AnthropicMessages"]
 
@@ -35,6 +36,7 @@ class AnthropicMessages(Dialect):
     name = "messages"
 
     def parse_request(self, body: Mapping[str, Any]) -> RequestInfo:
+        validate_request(self.name, body)
         messages = as_list(body.get("messages"))
         blocks = [block for message in messages for block in _blocks(as_dict(message))]
         first_user = next(

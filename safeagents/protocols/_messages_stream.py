@@ -15,12 +15,14 @@ from typing import Any
 
 from ._base import RequestInfo, StreamAssembler
 from ._common import (
+    MAX_ANSWER_DEPTH,
     JSONObject,
     StreamError,
     TextBuffer,
     as_dict,
     as_list,
     decode_event,
+    loads_json,
     split_pieces,
 )
 from ._errors import anthropic_error
@@ -142,7 +144,7 @@ class MessagesAssembler(StreamAssembler):
             return
         text = "".join(pieces)
         try:
-            value = json.loads(text) if text.strip() else {}
+            value = loads_json(text, MAX_ANSWER_DEPTH) if text.strip() else {}
         except ValueError as error:
             raise StreamError(f"malformed tool input JSON in block {index}: {error}") from None
         self._blocks.setdefault(index, {})["input"] = value

@@ -26,6 +26,7 @@ from ._common import (
     transcript_text,
 )
 from ._errors import openai_error
+from ._requests import validate_request
 from ._responses_stream import ResponsesAssembler
 
 __all__ = ["CALL_ITEM_TYPES", "Responses"]
@@ -46,6 +47,7 @@ class Responses(Dialect):
     name = "responses"
 
     def parse_request(self, body: Mapping[str, Any]) -> RequestInfo:
+        validate_request(self.name, body)
         items = _input_items(body)
         first_user = next(
             (as_dict(item) for item in items if as_dict(item).get("role") == "user"), {}

@@ -10,7 +10,6 @@ and the pass-through need the client token, the admin token or a session key.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -19,7 +18,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from safeagents._registry import UnknownHarnessError
 from safeagents.exchange import Services, redact_url, resolve_identity
-from safeagents.protocols import dialect_for_path, session_prefix
+from safeagents.protocols import MAX_REQUEST_DEPTH, dialect_for_path, loads_json, session_prefix
 from safeagents.proxy._model import BodyTooLarge, read_body
 from safeagents.proxy._replies import dialect_error
 
@@ -214,7 +213,9 @@ async def _show(services: Services, request: Request, session_id: str) -> Respon
 async def _open(services: Services, request: Request, session_id: str) -> Response:
     """Open a session before its first request: ``{"cwd": ABSOLUTE, "harness": NAME?}``."""
     try:
-        document = json.loads(await read_body(request, _SESSION_LIMIT))
+        document = loads_json(
+            await read_body(request, _SESSION_LIMIT), MAX_REQUEST_DEPTH, finite=True
+        )
     except BodyTooLarge:
         return error(413, "a session must be under 64 KiB")
     except ValueError as problem:
@@ -244,7 +245,9 @@ def _key(services: Services, session_id: str) -> JSONResponse:
 
 async def _outcome(services: Services, request: Request, session_id: str) -> Response:
     try:
-        outcome = json.loads(await read_body(request, _OUTCOME_LIMIT))
+        outcome = loads_json(
+            await read_body(request, _OUTCOME_LIMIT), MAX_REQUEST_DEPTH, finite=True
+        )
     except BodyTooLarge:
         return error(413, "an outcome must be under 1 MiB")
     except ValueError as problem:
@@ -276,7 +279,9 @@ async def _alias(services: Services, request: Request, name: str) -> Response:
             return error(404, f"harness {harness!r} has no model alias")
         return JSONResponse({"harness": harness, "deleted": True})
     try:
-        document = json.loads(await read_body(request, _ALIAS_LIMIT))
+        document = loads_json(
+            await read_body(request, _ALIAS_LIMIT), MAX_REQUEST_DEPTH, finite=True
+        )
     except BodyTooLarge:
         return error(413, "an alias must be under 64 KiB")
     except ValueError as problem:

@@ -20,10 +20,19 @@ from safeagents.exchange import (
     canonical_aliases,
     reset_aliases,
 )
-from safeagents.protocols import dialect_for_path
+from safeagents.protocols import (
+    CHAT,
+    MESSAGES,
+    Dialect,
+    canonical_path,
+    dialect_for_path,
+    passes_through,
+    unchecked_model_endpoint,
+)
 from safeagents.proxy._admin import ADMIN_PREFIX, error, handle_admin, handle_metrics, model_denied
 from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
+from safeagents.proxy._replies import dialect_error
 from safeagents.proxy._streaming import BodyStream
 from safeagents.store import SQLiteStore, Store
 
@@ -31,6 +40,16 @@ __all__ = ["create_app"]
 
 logger = logging.getLogger("safeagents.proxy")
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+_SERVED = (
+    "model requests go to POST /v1/chat/completions, /v1/responses or /v1/messages; "
+    "other writes pass only if listed in safeagents.protocols.PASSTHROUGH_WRITES"
+)
+
+
+def _error_dialect(path: str) -> Dialect:
+    """The error shape for a refused path: Anthropic's for its paths, else OpenAI's."""
+    lowered = path.lower()
+    return MESSAGES if "messages" in lowered or "anthropic" in lowered else CHAT
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
@@ -69,17 +88,23 @@ def create_app(
 
     async def dispatch(request: Request) -> Response:
         services: Services = request.app.state.services
-        path = request.url.path
+        path, method = canonical_path(request.url.path), request.method
         if path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"):
             return await handle_admin(services, request, path[len(ADMIN_PREFIX) :])
-        if path == "/safeagents" or path.startswith("/safeagents/"):
+        if path.lower() == "/safeagents" or path.lower().startswith("/safeagents/"):
             return error(404, f"no endpoint {path}; the admin API lives under {ADMIN_PREFIX}/")
         if path == "/metrics":
             return await handle_metrics(services, request)
         if (denied := model_denied(services, request, path)) is not None:
             return denied
-        dialect = dialect_for_path(path)
-        if dialect is None or request.method != "POST":
+        dialect = dialect_for_path(path) if method == "POST" else None
+        if dialect is None:
+            if unchecked_model_endpoint(method, path):
+                message = f"safeagents does not check {method} {path}; {_SERVED}"
+                return dialect_error(_error_dialect(path), 404, message, "unchecked_endpoint")
+            if not passes_through(method, path):
+                message = f"safeagents does not forward {method} {path}; {_SERVED}"
+                return dialect_error(_error_dialect(path), 404, message, "not_forwarded")
             return await handle_passthrough(services, request)
         services.metrics.inc("safeagents_in_flight_requests")
 

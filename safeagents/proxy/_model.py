@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import zlib
 from typing import Any
 
@@ -10,7 +9,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from safeagents.exchange import Exchange, Outcome, Services, enforcing_stop, prepare_exchange
-from safeagents.protocols import Dialect, RequestInfo, session_prefix
+from safeagents.protocols import (
+    MAX_REQUEST_DEPTH,
+    Dialect,
+    RequestInfo,
+    loads_json,
+    model_path,
+    session_prefix,
+)
 from safeagents.proxy._replies import dialect_error, render
 from safeagents.proxy._stream import complete_exchange, stream_exchange
 
@@ -50,7 +56,7 @@ async def handle_model(services: Services, request: Request, dialect: Dialect) -
     except zlib.error as error:
         return dialect_error(dialect, 400, f"cannot inflate the request body: {error}", "bad_body")
     try:
-        body = json.loads(raw)
+        body = loads_json(raw, MAX_REQUEST_DEPTH, finite=True)
     except ValueError as error:
         return dialect_error(dialect, 400, f"request body is not valid JSON: {error}", "bad_json")
     if not isinstance(body, dict):
@@ -71,7 +77,7 @@ async def handle_model(services: Services, request: Request, dialect: Dialect) -
 async def _prepare(
     services: Services, request: Request, dialect: Dialect, body: dict[str, Any], info: RequestInfo
 ) -> Exchange:
-    path_id, api_path = session_prefix(request.url.path)
+    path_id, _ = session_prefix(request.url.path)
     return await prepare_exchange(
         services,
         dialect,
@@ -79,5 +85,5 @@ async def _prepare(
         info,
         path_id=path_id,
         headers=request.headers,
-        upstream_url=services.upstream.url(api_path, request.url.query, model=True),
+        upstream_url=services.upstream.url(model_path(dialect), request.url.query, model=True),
     )

@@ -9,7 +9,7 @@ from starlette.responses import JSONResponse, Response
 
 from safeagents.exchange import Services, UpstreamError, clean_response_headers
 from safeagents.exchange import TransportResponse as UpstreamResponse
-from safeagents.protocols import session_prefix
+from safeagents.protocols import forwarded_path, session_prefix
 from safeagents.proxy._model import BodyTooLarge
 from safeagents.proxy._streaming import BodyStream
 
@@ -44,7 +44,7 @@ async def handle_passthrough(services: Services, request: Request) -> Response:
     if length.isdigit() and int(length) > limit:
         return _too_large(limit)
     _, path = session_prefix(request.url.path)
-    url = services.upstream.url(path, request.url.query)
+    url = services.upstream.url(forwarded_path(path), request.url.query)
     headers = services.upstream.headers(request.headers, model=False)
     has_body = "content-length" in request.headers or "transfer-encoding" in request.headers
     content = _limited(request, limit) if has_body else None

@@ -30,7 +30,8 @@ from safeagents.protocols import (
         ("/v1/models", None),
         ("/v1/responses/resp_1", None),
         ("/s/abc", None),
-        ("/x/v1/chat/completions", None),
+        ("/x/v1/chat/completions", CHAT),
+        ("/v1/chat/completions/x", None),
     ],
 )
 def test_dialect_for_path(path: str, expected: Dialect | None) -> None:
