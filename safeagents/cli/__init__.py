@@ -1,0 +1,107 @@
+"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, intercept,
+and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``train``)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from safeagents.cli._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Parser, UsageError
+from safeagents.cli._proxy import (
+    add_intercept,
+    add_serve,
+    add_sessions,
+    intercept,
+    serve,
+    sessions,
+)
+from safeagents.cli._rules import add_rule_commands, check, explain, lint, test
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="safeagents", description="A tool-call firewall for coding agents.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    add_rule_commands(sub)
+    add_serve(sub)
+    add_sessions(sub)
+    _add_demo(sub)
+    add_intercept(sub)
+    _add_plugin_commands(sub)
+    return parser
+
+
+def _add_plugin_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    from safeagents._registry import default_registry
+
+    default_registry().plugin_manager.hook.safeagents_cli_commands(subparsers=sub)
+
+
+def _add_demo(sub: argparse._SubParsersAction[Parser]) -> None:
+    demo = sub.add_parser(
+        "demo", help="run a scripted agent that tries to hack its tests, through the proxy"
+    )
+    demo.add_argument(
+        "--store",
+        default="safeagents-demo.db",
+        metavar="PATH.db",
+        help="where the transcript goes (default: ./safeagents-demo.db)",
+    )
+    demo.add_argument(
+        "--harness",
+        default="auto",
+        metavar="NAME",
+        help="auto (pi or opencode from .harnesses/ if installed, else the built-in agent "
+        "loop), builtin, opencode, pi, hermes, codex or claude",
+    )
+    demo.add_argument(
+        "--keep-workspace", action="store_true", help="keep the temporary project afterwards"
+    )
+    demo.add_argument("--timeout", type=float, default=240.0, metavar="SECONDS")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    out, err = Console(), Console(stderr=True, soft_wrap=True)
+    try:
+        handler = {
+            "check": check,
+            "test": test,
+            "lint": lint,
+            "explain": explain,
+            "serve": serve,
+            "sessions": sessions,
+            "demo": _demo,
+            "intercept": intercept,
+        }
+        run: Callable[[argparse.Namespace, Console, Console], int] = (
+            handler.get(args.command) or args.run  # a plugin's subcommand
+        )
+        return run(args, out, err)
+    except UsageError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _demo(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents.demo import DemoError, DemoOptions, run_demo
+
+    options = DemoOptions(
+        store=Path(args.store),
+        harness=args.harness,
+        keep_workspace=args.keep_workspace,
+        timeout=args.timeout,
+    )
+    try:
+        result = run_demo(options, out)
+    except DemoError as exc:
+        raise UsageError(str(exc)) from None
+    return EXIT_OK if result.ok else EXIT_FINDINGS

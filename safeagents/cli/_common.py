@@ -1,0 +1,103 @@
+"""What every subcommand shares: the parser class, usage errors and exit codes, rule loading."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from safeagents.rules import RuleSet
+
+__all__ = [
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Parser",
+    "UsageError",
+    "add_enforcement_options",
+    "add_rule_options",
+    "load_rules",
+    "parse_aliases",
+    "parse_var_pairs",
+]
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[red]error:[/] {escape(message)}", highlight=False
+        )
+        raise SystemExit(EXIT_USAGE)
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_var_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    from safeagents.rules import parse_vars
+
+    try:
+        return parse_vars(pairs)
+    except ValueError as problem:
+        raise UsageError(f"--var {problem}") from None
+
+
+def parse_aliases(pairs: Sequence[str]) -> dict[str, str]:
+    from safeagents._registry import default_registry
+    from safeagents.exchange import canonical_aliases
+
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        harness, sep, model = pair.partition("=")
+        if not sep or not harness.strip() or not model.strip():
+            raise UsageError(f"--model-alias expects HARNESS=MODEL, got {pair!r}")
+        parsed[harness] = model.strip()
+    try:
+        return canonical_aliases(default_registry(), parsed)
+    except ValueError as exc:
+        raise UsageError(f"--model-alias: {exc}") from None
+
+
+def load_rules(
+    paths: Sequence[str] | None,
+    var_pairs: Sequence[str],
+    err: Console,
+    *,
+    detectors: Collection[str] | None = None,
+) -> RuleSet:
+    from safeagents.rules import RuleLoadError, RuleSet
+
+    for path in paths or ():
+        if not Path(path).exists():
+            raise UsageError(f"rule path not found: {path}")
+    try:
+        return RuleSet.load(
+            list(paths) if paths else None, vars=parse_var_pairs(var_pairs), detectors=detectors
+        )
+    except RuleLoadError as exc:
+        for error in exc.errors:
+            err.print(str(error), highlight=False, markup=False)
+        raise UsageError(f"{len(exc.errors)} error(s) in rule files") from None
+
+
+def add_enforcement_options(parser: argparse.ArgumentParser) -> None:
+    """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
+    parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
+    parser.add_argument("--mode", choices=("enforce", "monitor"), default="enforce")
+    parser.add_argument("--strategy", choices=("reask", "rewrite", "stop"), default="reask")
+    parser.add_argument("--max-reasks", type=int, default=3, metavar="N")
+
+
+def add_rule_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", action="append", metavar="PATH", help="rule pack or file")
+    parser.add_argument("--var", action="append", default=[], metavar="K=V", help="override a var")

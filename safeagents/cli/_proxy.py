@@ -1,0 +1,264 @@
+"""Running the firewall and reading what it recorded: serve, intercept, sessions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from safeagents.cli._common import (
+    EXIT_OK,
+    Parser,
+    UsageError,
+    add_enforcement_options,
+    add_rule_options,
+    load_rules,
+    parse_aliases,
+    parse_var_pairs,
+)
+
+__all__ = ["add_intercept", "add_serve", "add_sessions", "intercept", "serve", "sessions"]
+
+
+def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
+    serve = sub.add_parser("serve", help="run the intercepting proxy in front of a model server")
+    serve.add_argument("--upstream", required=True, metavar="URL", help="model server base URL")
+    add_rule_options(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8787)
+    add_enforcement_options(serve)
+    serve.add_argument(
+        "--capture-tokens", action="store_true", help="record token ids and logprobs per turn"
+    )
+    serve.add_argument(
+        "--admin-token",
+        metavar="T",
+        help="bearer token for the admin API (required beyond loopback; "
+        "default: $SAFEAGENTS_ADMIN_TOKEN, which keeps it out of `ps`)",
+    )
+    serve.add_argument(
+        "--client-token",
+        metavar="T",
+        help="API key harnesses present on model endpoints (default: $SAFEAGENTS_CLIENT_TOKEN); "
+        "with it or --admin-token, model endpoints need a key (docs/security.md)",
+    )
+    serve.add_argument(
+        "--session-secret",
+        metavar="S",
+        help="signs the session keys the proxy issues (default: $SAFEAGENTS_SESSION_SECRET, "
+        "else derived from the admin or client token)",
+    )
+    serve.add_argument(
+        "--upstream-api-key",
+        metavar="K",
+        help="the upstream's own API key, sent instead of the harness's "
+        "(default: $SAFEAGENTS_UPSTREAM_API_KEY)",
+    )
+    serve.add_argument("--workers", type=int, default=1, metavar="N")
+    serve.add_argument("--cwd", default="/workspace", help="agent working directory")
+    serve.add_argument("--body-limit", type=int, default=32, metavar="MIB")
+    serve.add_argument(
+        "--response-limit",
+        type=int,
+        default=32,
+        metavar="MIB",
+        help="largest upstream answer read (decoded); beyond it the harness gets a 502",
+    )
+    serve.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
+    serve.add_argument(
+        "--model-alias",
+        action="append",
+        default=[],
+        metavar="HARNESS=MODEL",
+        help="ask the upstream for MODEL on HARNESS's requests (repeatable; "
+        "changed at run time under /safeagents/v1/aliases)",
+    )
+    serve.add_argument(
+        "--log-level", choices=("critical", "error", "warning", "info", "debug"), default="info"
+    )
+
+
+def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import os
+
+    from safeagents._firewall import Firewall
+    from safeagents._registry import default_registry
+    from safeagents.exchange import redact_url
+    from safeagents.proxy import ProxyConfig, serve
+
+    def secret(flag: str | None, name: str) -> str | None:
+        return flag or os.environ.get(f"SAFEAGENTS_{name}") or None
+
+    token = secret(args.admin_token, "ADMIN_TOKEN")
+    try:
+        config = ProxyConfig(
+            upstream=args.upstream,
+            rules=tuple(args.rules or ()),
+            vars=parse_var_pairs(args.var),
+            host=args.host,
+            port=args.port,
+            store=args.store,
+            mode=args.mode,
+            strategy=args.strategy,
+            max_reasks=args.max_reasks,
+            capture_tokens=args.capture_tokens,
+            admin_token=token,
+            client_token=secret(args.client_token, "CLIENT_TOKEN"),
+            session_secret=secret(args.session_secret, "SESSION_SECRET"),
+            upstream_api_key=secret(args.upstream_api_key, "UPSTREAM_API_KEY"),
+            cwd=args.cwd,
+            body_limit=args.body_limit * 1024 * 1024,
+            response_limit=args.response_limit * 1024 * 1024,
+            timeout=args.timeout,
+            model_aliases=parse_aliases(args.model_alias),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if config.needs_admin_token and not config.admin_token:
+        raise UsageError(
+            f"refusing to listen on {config.host} (beyond loopback) without --admin-token"
+        )
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    registry = default_registry()
+    rules = load_rules(args.rules, args.var, err, detectors=registry.detectors)
+    keys = "model endpoints need a key" if config.model_auth_required else "no keys"
+    err.print(
+        f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
+        f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store}, "
+        f"{keys})",
+        highlight=False,
+    )
+    serve(
+        config, firewall=Firewall(rules, registry), workers=args.workers, log_level=args.log_level
+    )
+    return EXIT_OK
+
+
+def add_intercept(sub: argparse._SubParsersAction[Parser]) -> None:
+    intercept = sub.add_parser(
+        "intercept", help="check model API traffic as an HTTPS forward proxy (mitmproxy)"
+    )
+    add_rule_options(intercept)
+    intercept.add_argument("--listen-host", default="127.0.0.1")
+    intercept.add_argument("--listen-port", type=int, default=8080)
+    add_enforcement_options(intercept)
+    intercept.add_argument("--cwd", default="/workspace", help="agent working directory")
+    intercept.add_argument(
+        "--confdir", default="~/.mitmproxy", help="mitmproxy's directory (its CA lives there)"
+    )
+    intercept.add_argument(
+        "--ssl-insecure", action="store_true", help="do not verify upstream TLS certificates"
+    )
+    intercept.add_argument(
+        "--log-level", choices=("error", "warn", "info", "debug"), default="info"
+    )
+
+
+def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents._firewall import Firewall
+    from safeagents._registry import default_registry
+
+    if args.max_reasks < 0:
+        raise UsageError("--max-reasks must be >= 0")
+    variables = parse_var_pairs(args.var)
+    registry = default_registry()
+    rules = load_rules(args.rules, args.var, err, detectors=registry.detectors)
+    try:
+        from safeagents.intercept import InterceptSettings, run_intercept
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] != "mitmproxy":
+            raise
+        raise UsageError(
+            "safeagents intercept needs mitmproxy: pip install 'safeagents[intercept]'"
+        ) from None
+    settings = InterceptSettings(
+        rules=tuple(args.rules or ()),
+        vars=variables,
+        store=args.store,
+        mode=args.mode,
+        strategy=args.strategy,
+        max_reasks=args.max_reasks,
+        cwd=args.cwd,
+        listen_host=args.listen_host,
+        listen_port=args.listen_port,
+        confdir=args.confdir,
+        ssl_insecure=args.ssl_insecure,
+        log_level=args.log_level,
+    )
+    ca = Path(args.confdir).expanduser() / "mitmproxy-ca-cert.pem"
+    err.print(
+        f"safeagents intercept: proxy http://{args.listen_host}:{args.listen_port}  "
+        f"({len(rules.rules)} rules, {args.mode}, {args.strategy}, store {args.store}); "
+        f"clients must trust {ca}",
+        highlight=False,
+    )
+    run_intercept(settings, Firewall(rules, registry))
+    return EXIT_OK
+
+
+def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
+    sessions = sub.add_parser("sessions", help="inspect and export recorded sessions")
+    actions = sessions.add_subparsers(dest="action", required=True, parser_class=Parser)
+    listing = actions.add_parser("list", help="list sessions, newest first")
+    listing.add_argument("--limit", type=int, default=100)
+    show = actions.add_parser("show", help="one session's score, turns and findings")
+    show.add_argument("session_id", metavar="ID")
+    export = actions.add_parser("export", help="write sessions as JSONL for `safeagents check`")
+    export.add_argument("session_ids", nargs="*", metavar="ID", help="default: all")
+    export.add_argument("--out", metavar="FILE", help="default: standard output")
+    for parser in (listing, show, export):
+        parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
+    for parser in (listing, show):
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def sessions(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import asyncio
+
+    if not Path(args.store).is_file():
+        raise UsageError(f"store not found: {args.store}")
+    return asyncio.run(_sessions_async(args, out))
+
+
+async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
+    from safeagents.store import SQLiteStore, export_line, print_session, print_sessions
+
+    store = SQLiteStore(args.store)
+    try:
+        if args.action == "list":
+            sessions = await store.list_sessions(limit=args.limit)
+            if args.format == "json":
+                print(json.dumps({"sessions": [s.to_json() for s in sessions]}, indent=2))
+            else:
+                print_sessions(out, sessions)
+            return EXIT_OK
+        if args.action == "show":
+            session = await store.get_session(args.session_id)
+            if session is None:
+                raise UsageError(f"no session {args.session_id!r} in {args.store}")
+            turns = await store.turns(session.id)
+            if args.format == "json":
+                document = {**session.to_json(), "turns": [t.to_json() for t in turns]}
+                print(json.dumps(document, indent=2))
+            else:
+                print_session(out, session, turns)
+            return EXIT_OK
+        ids = list(args.session_ids) or [s.id for s in await store.list_sessions(limit=10**9)]
+        lines = []
+        for session_id in ids:
+            session = await store.get_session(session_id)
+            if session is None:
+                raise UsageError(f"no session {session_id!r} in {args.store}")
+            line = export_line(session, await store.turns(session_id))
+            lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+        if args.out:
+            Path(args.out).write_text("".join(lines), encoding="utf-8")
+        else:
+            sys.stdout.write("".join(lines))
+        return EXIT_OK
+    finally:
+        await store.close()

@@ -1,0 +1,138 @@
+"""Rule authoring and offline audit: check, test, lint, explain."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from safeagents import _report
+from safeagents.cli._common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    Parser,
+    UsageError,
+    add_rule_options,
+    load_rules,
+    parse_var_pairs,
+)
+
+__all__ = ["add_rule_commands", "check", "explain", "lint", "test"]
+
+FAIL_LEVELS = {
+    "warn": ("warn", "flag", "reject"),
+    "flag": ("flag", "reject"),
+    "reject": ("reject",),
+}
+
+
+def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    check = sub.add_parser("check", help="audit recorded agent sessions")
+    add_rule_options(check)
+    check.add_argument("--harness", help="harness the sessions came from (default: detect)")
+    check.add_argument("--cwd", help="agent working directory (default /workspace)")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument(
+        "--fail-on",
+        choices=tuple(FAIL_LEVELS),
+        default="flag",
+        help="lowest finding action that makes the exit status 1 (default: flag)",
+    )
+    check.add_argument("files", nargs="+", metavar="FILE", help="JSONL/JSON sessions, - for stdin")
+
+    test = sub.add_parser("test", help="run every rule's fixtures")
+    test.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
+
+    lint = sub.add_parser("lint", help="validate rule files")
+    lint.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
+    lint.add_argument("--var", action="append", default=[], metavar="K=V")
+
+    explain = sub.add_parser("explain", help="print a rule's documentation")
+    add_rule_options(explain)
+    explain.add_argument("rule_id", metavar="RULE_ID")
+
+
+def check(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents._audit import InputError, SessionReport, audit_session, load_sessions
+    from safeagents._firewall import Firewall
+    from safeagents._registry import UnknownHarnessError, default_registry
+
+    registry = default_registry()
+    firewall = Firewall(load_rules(args.rules, args.var, err, detectors=registry.detectors))
+    if args.harness:
+        try:
+            harness = firewall.registry.harness(args.harness).name
+        except UnknownHarnessError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        harness = None
+    for file in args.files:
+        if file != "-" and not Path(file).is_file():
+            raise UsageError(f"input file not found: {file}")
+
+    reports: list[SessionReport] = []
+    input_errors: list[InputError] = []
+    for file in args.files:
+        sessions, problems = load_sessions(file)
+        input_errors.extend(problems)
+        for problem in problems:
+            err.print(f"[yellow]skipped[/] {escape(str(problem))}", highlight=False)
+        reports.extend(audit_session(s, firewall, harness=harness, cwd=args.cwd) for s in sessions)
+
+    if args.format == "json":
+        print(json.dumps({"sessions": [r.to_json() for r in reports]}, indent=2))
+    else:
+        _report.print_check(out, reports, input_errors)
+    if input_errors:
+        return EXIT_USAGE
+    failing = FAIL_LEVELS[args.fail_on]
+    if any(f.action in failing for r in reports for f in r.findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def test(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents._firewall import Firewall
+    from safeagents.rules import RuleLoadError, run_fixtures
+
+    try:
+        results = run_fixtures(args.paths or None, checker=Firewall)
+    except RuleLoadError as exc:
+        for error in exc.errors:
+            err.print(str(error), highlight=False, markup=False)
+        return EXIT_USAGE
+    _report.print_fixtures(out, results)
+    return EXIT_OK if all(r.passed for r in results) else EXIT_FINDINGS
+
+
+def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents._registry import default_registry
+    from safeagents.rules import RuleLoadError, RuleSet
+
+    try:
+        rules = RuleSet.load(
+            args.paths or None,
+            vars=parse_var_pairs(args.var),
+            detectors=default_registry().detectors,
+        )
+    except RuleLoadError as exc:
+        for error in exc.errors:
+            err.print(str(error), highlight=False, markup=False)
+        err.print(f"[red]{len(exc.errors)} error(s)[/]")
+        return EXIT_FINDINGS
+    out.print(f"[green]ok[/] {len(rules.rules)} rules in {len(rules.packs)} pack(s)")
+    return EXIT_OK
+
+
+def explain(args: argparse.Namespace, out: Console, err: Console) -> int:
+    rules = load_rules(args.rules, args.var, err)
+    try:
+        rule = rules.get(args.rule_id)
+    except KeyError as exc:
+        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+    _report.print_rule(out, rule)
+    return EXIT_OK
