@@ -213,6 +213,22 @@ def conversation_calls(dialect: str, body: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def chat_tool_answer(command: str) -> dict[str, Any]:
+    """A non-streamed chat completion whose one ``bash`` tool call runs ``command``."""
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+
+
 def script(*steps: Any) -> Any:
     from safeagents.scripted import Script
 
@@ -282,16 +298,15 @@ class FakeUpstream:
 
 
 @contextlib.contextmanager
-def serve_workers(
-    upstream: str, store: str, log: Path, *flags: str, workers: int = 2
-) -> Iterator[str]:
-    """``safeagents serve --workers N`` as a child process; yields its base URL once healthy."""
+def serve_process(
+    upstream: str, store: str, log: Path, *flags: str
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``safeagents serve`` as a child process; yields it and its base URL once healthy."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
     command = [sys.executable, "-m", "safeagents.cli", "serve", "--upstream", upstream]
-    command += ["--port", str(port), "--store", store, "--workers", str(workers)]
-    command += ["--log-level", "warning", *flags]
+    command += ["--port", str(port), "--store", store, "--log-level", "warning", *flags]
     base = f"http://127.0.0.1:{port}"
     with log.open("wb") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
@@ -305,7 +320,17 @@ def serve_workers(
                 pass
             assert process.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
-        yield base
+        yield process, base
     finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(20)
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.wait(20)
+
+
+@contextlib.contextmanager
+def serve_workers(
+    upstream: str, store: str, log: Path, *flags: str, workers: int = 2
+) -> Iterator[str]:
+    """``safeagents serve --workers N`` as a child process; yields its base URL once healthy."""
+    with serve_process(upstream, store, log, "--workers", str(workers), *flags) as (_, base):
+        yield base

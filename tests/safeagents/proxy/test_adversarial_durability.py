@@ -4,13 +4,9 @@ break off, and answers without end."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -26,8 +22,10 @@ from proxy_testkit import (
     RULE,
     FakeUpstream,
     StartProxy,
+    chat_tool_answer,
     first_body,
     http,
+    serve_process,
     session_json,
 )
 from starlette.requests import Request
@@ -42,21 +40,6 @@ MIB = 1024 * 1024
 def fake() -> Iterator[FakeUpstream]:
     with FakeUpstream() as server:
         yield server
-
-
-def _blocked_answer() -> dict[str, Any]:
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "bash", "arguments": json.dumps({"command": BLOCKED})},
-    }
-    message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    return {
-        "id": "c1",
-        "object": "chat.completion",
-        "model": "m",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
-    }
 
 
 def _text_answer(text: str = "fine") -> dict[str, Any]:
@@ -84,7 +67,7 @@ def test_a_timeout_never_sends_the_request_twice(
     """A first answer leaves the proxy's upstream connection pooled; the next request times
     out on it. Before, the client sent that POST again on a fresh connection: the upstream
     received it twice and the harness waited twice the timeout."""
-    answers = [JSONResponse(_blocked_answer() if case == "reask" else _text_answer())]
+    answers = [JSONResponse(chat_tool_answer(BLOCKED) if case == "reask" else _text_answer())]
 
     async def handler(request: Request) -> Response:
         if answers:
@@ -109,35 +92,6 @@ def test_a_timeout_never_sends_the_request_twice(
 # --- item 9: a finding is durable before the re-ask is sent
 
 
-@contextlib.contextmanager
-def _serve(
-    upstream: str, store: Path, log: Path, *flags: str
-) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``safeagents serve`` as a child process, once healthy, and its base URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    command = [sys.executable, "-m", "safeagents.cli", "serve", "--upstream", upstream]
-    command += ["--port", str(port), "--store", str(store), "--log-level", "warning", *flags]
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if http.get(f"http://127.0.0.1:{port}/safeagents/v1/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-        yield process, f"http://127.0.0.1:{port}"
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            process.wait(20)
-
-
 def _findings(store: Path, session_id: str) -> list[str]:
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
@@ -158,7 +112,7 @@ def test_a_kill_during_a_slow_reask_keeps_the_blocked_attempt(
 
     async def handler(request: Request) -> Response:
         if len(fake.requests) == 1:
-            return JSONResponse(_blocked_answer())
+            return JSONResponse(chat_tool_answer(BLOCKED))
         seen_at_reask.append(_findings(store, sid))  # what the store holds as the re-ask arrives
         while not release.is_set():
             await asyncio.sleep(0.05)
@@ -166,7 +120,7 @@ def test_a_kill_during_a_slow_reask_keeps_the_blocked_attempt(
 
     fake.handler = handler
     try:
-        with _serve(fake.url, store, tmp_path / "serve.log") as (process, base):
+        with serve_process(fake.url, str(store), tmp_path / "serve.log") as (process, base):
             url = f"{base}/s/{sid}/v1" + PATHS["chat"]
             errors: list[BaseException] = []
 
@@ -210,7 +164,7 @@ def test_a_completed_reask_records_each_attempt_once(
     sid: str, fake: FakeUpstream, start_proxy: StartProxy
 ) -> None:
     """The blocked attempt is written early; the exchange's own record adds only the rest."""
-    answers = [_blocked_answer(), _blocked_answer(), _text_answer("done")]
+    answers = [chat_tool_answer(BLOCKED), chat_tool_answer(BLOCKED), _text_answer("done")]
 
     async def handler(request: Request) -> Response:
         return JSONResponse(answers.pop(0))
@@ -349,7 +303,7 @@ def test_an_answer_over_the_response_limit_is_cut_off_with_bounded_memory(
 
     fake.handler = handler
     store = tmp_path / "limit.db"
-    with _serve(fake.url, store, tmp_path / "serve.log", "--response-limit", "32") as (
+    with serve_process(fake.url, str(store), tmp_path / "serve.log", "--response-limit", "32") as (
         process,
         base,
     ):

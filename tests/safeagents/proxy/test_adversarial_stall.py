@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from proxy_testkit import FakeUpstream, StartProxy, first_body, http
+from proxy_testkit import FakeUpstream, StartProxy, chat_tool_answer, first_body, http
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -53,28 +53,13 @@ class SlowFirewall(Firewall):
         return super().check_call(call, harness=harness, context=context, session=session)
 
 
-def _completion(command: str) -> dict[str, Any]:
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
-    }
-    message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    return {
-        "id": "c1",
-        "object": "chat.completion",
-        "model": "m",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
-    }
-
-
 @pytest.fixture(scope="module")
 def model() -> Iterator[FakeUpstream]:
     """Answers model ``big`` with a 200 KB shell call and any other with ``ls -la``."""
 
     async def answer(request: Request) -> Response:
         big = json.loads(await request.body()).get("model") == "big"
-        return JSONResponse(_completion(BIG_COMMAND if big else SMALL_COMMAND))
+        return JSONResponse(chat_tool_answer(BIG_COMMAND if big else SMALL_COMMAND))
 
     with FakeUpstream() as upstream:
         upstream.handler = answer
