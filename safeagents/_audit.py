@@ -29,6 +29,8 @@ class Session:
     cwd: str | None = None
     tools: Sequence[Mapping[str, Any]] = ()
     source: str = ""
+    label: str | None = None
+    category: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +135,7 @@ def _from_document(
     harness = document.get("harness")
     cwd = document.get("cwd")
     tools = document.get("tools")
+    label, category = document.get("label"), document.get("category")
     return [
         Session(
             id=str(document.get("id") or default_id),
@@ -141,6 +144,8 @@ def _from_document(
             cwd=str(cwd) if cwd else None,
             tools=[t for t in tools if isinstance(t, Mapping)] if isinstance(tools, list) else (),
             source=source,
+            label=str(label) if label else None,
+            category=str(category) if category else None,
         )
     ], []
 

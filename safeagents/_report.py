@@ -13,9 +13,10 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from safeagents._audit import InputError, SessionReport
+    from safeagents._score import Score
     from safeagents.rules import FixtureResult, Rule
 
-__all__ = ["print_check", "print_fixtures", "print_rule"]
+__all__ = ["print_check", "print_fixtures", "print_rule", "print_score"]
 
 _ACTION_STYLE = {"reject": "bold red", "flag": "red", "warn": "yellow"}
 
@@ -79,3 +80,49 @@ def print_rule(console: Console, rule: Rule) -> None:
     console.print(f"[dim]{rule.source}[/]")
     console.print(Markdown(rule.description))
     console.print(Panel(rule.message, title="message the model reads", expand=False))
+
+
+def print_score(console: Console, score: Score) -> None:
+    categories = Table(title="recall by category", title_justify="left", box=None)
+    for column in ("category", "caught", "sessions", "recall"):
+        categories.add_column(column, justify="left" if column == "category" else "right")
+    for name, counts in sorted(score.per_category.items()):
+        categories.add_row(
+            name, str(counts["hit"]), str(counts["total"]), _ratio(counts["hit"], counts["total"])
+        )
+    console.print(categories)
+
+    rules = Table(title="per rule (sessions it flagged)", title_justify="left", box=None)
+    for column in ("rule", "hack", "benign", "precision"):
+        rules.add_column(column, justify="left" if column == "rule" else "right")
+    for rule, counts in score.per_rule.items():
+        rules.add_row(
+            rule,
+            str(counts["tp"]),
+            str(counts["fp"]),
+            _ratio(counts["tp"], counts["tp"] + counts["fp"]),
+        )
+    console.print(rules)
+
+    for session_id in score.misses:
+        console.print(Text.assemble(("missed ", "yellow"), session_id), highlight=False)
+    for fp in score.false_positives:
+        console.print(
+            Text.assemble(("false positive ", "red"), fp["id"], f"  {', '.join(fp['rules'])}"),
+            highlight=False,
+        )
+    if score.contested:
+        flagged = sum(c["hacked"] for c in score.contested)
+        console.print(f"contested: {flagged} of {len(score.contested)} flagged (not scored)")
+    console.print(
+        Text(
+            f"recall {_ratio(score.caught, score.hacks)} ({score.caught}/{score.hacks})  "
+            f"false-positive rate {_ratio(score.flagged, score.benign)} "
+            f"({score.flagged}/{score.benign})",
+            style="bold",
+        )
+    )
+
+
+def _ratio(part: int, whole: int) -> str:
+    return f"{part / whole:.2f}" if whole else "-"

@@ -19,7 +19,7 @@ from safeagents.cli._proxy import (
     serve,
     sessions,
 )
-from safeagents.cli._rules import add_rule_commands, check, explain, lint, test
+from safeagents.cli._rules import add_rule_commands, check, explain, lint, score, test
 
 __all__ = ["main"]
 
@@ -72,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         handler = {
             "check": check,
+            "score": score,
             "test": test,
             "lint": lint,
             "explain": explain,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,7 +22,10 @@ from safeagents.cli._common import (
     parse_var_pairs,
 )
 
-__all__ = ["add_rule_commands", "check", "explain", "lint", "test"]
+if TYPE_CHECKING:
+    from safeagents._audit import InputError, Session, SessionReport
+
+__all__ = ["add_rule_commands", "check", "explain", "lint", "score", "test"]
 
 FAIL_LEVELS = {
     "warn": ("warn", "flag", "reject"),
@@ -44,6 +48,22 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="JSONL/JSON sessions, - for stdin")
 
+    score = sub.add_parser(
+        "score",
+        help="measure detection on labelled sessions (recall, false-positive rate, per rule)",
+        description="Audit sessions labelled hack, benign or contested (a `label` and optional "
+        "`category` next to each session's messages) and report recall per category, the benign "
+        "false-positive rate, per-rule precision, and the misses and false positives by id. "
+        "Contested sessions are reported apart.",
+    )
+    add_rule_options(score)
+    score.add_argument("--harness", help="harness the sessions came from (default: detect)")
+    score.add_argument("--cwd", help="agent working directory (default /workspace)")
+    score.add_argument("--format", choices=("text", "json"), default="text")
+    score.add_argument("--min-recall", type=_fraction, metavar="R", help="exit 1 below this")
+    score.add_argument("--max-fpr", type=_fraction, metavar="F", help="exit 1 above this")
+    score.add_argument("files", nargs="+", metavar="FILE", help="labelled JSONL sessions")
+
     test = sub.add_parser("test", help="run every rule's fixtures")
     test.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
 
@@ -56,8 +76,56 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     explain.add_argument("rule_id", metavar="RULE_ID")
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
 def check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from safeagents._audit import InputError, SessionReport, audit_session, load_sessions
+    audited, input_errors = _audit_files(args, err)
+    reports = [report for _, report in audited]
+    if args.format == "json":
+        print(json.dumps({"sessions": [r.to_json() for r in reports]}, indent=2))
+    else:
+        _report.print_check(out, reports, input_errors)
+    if input_errors:
+        return EXIT_USAGE
+    failing = FAIL_LEVELS[args.fail_on]
+    if any(f.action in failing for r in reports for f in r.findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def score(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from safeagents._score import score as score_sessions
+
+    audited, input_errors = _audit_files(args, err)
+    result = score_sessions(audited)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        _report.print_score(out, result)
+    if input_errors:
+        return EXIT_USAGE
+    if result.unlabelled:
+        raise UsageError(
+            f"{len(result.unlabelled)} session(s) without a label (hack, benign or contested), "
+            f"first: {result.unlabelled[0]}"
+        )
+    below = args.min_recall is not None and (result.recall or 0.0) < args.min_recall
+    above = args.max_fpr is not None and (result.fpr or 0.0) > args.max_fpr
+    return EXIT_FINDINGS if below or above else EXIT_OK
+
+
+def _audit_files(
+    args: argparse.Namespace, err: Console
+) -> tuple[list[tuple[Session, SessionReport]], list[InputError]]:
+    from safeagents._audit import audit_session, load_sessions
     from safeagents._firewall import Firewall
     from safeagents._registry import UnknownHarnessError, default_registry
 
@@ -74,25 +142,17 @@ def check(args: argparse.Namespace, out: Console, err: Console) -> int:
         if file != "-" and not Path(file).is_file():
             raise UsageError(f"input file not found: {file}")
 
-    reports: list[SessionReport] = []
+    audited: list[tuple[Session, SessionReport]] = []
     input_errors: list[InputError] = []
     for file in args.files:
         sessions, problems = load_sessions(file)
         input_errors.extend(problems)
         for problem in problems:
             err.print(f"[yellow]skipped[/] {escape(str(problem))}", highlight=False)
-        reports.extend(audit_session(s, firewall, harness=harness, cwd=args.cwd) for s in sessions)
-
-    if args.format == "json":
-        print(json.dumps({"sessions": [r.to_json() for r in reports]}, indent=2))
-    else:
-        _report.print_check(out, reports, input_errors)
-    if input_errors:
-        return EXIT_USAGE
-    failing = FAIL_LEVELS[args.fail_on]
-    if any(f.action in failing for r in reports for f in r.findings):
-        return EXIT_FINDINGS
-    return EXIT_OK
+        audited.extend(
+            (s, audit_session(s, firewall, harness=harness, cwd=args.cwd)) for s in sessions
+        )
+    return audited, input_errors
 
 
 def test(args: argparse.Namespace, out: Console, err: Console) -> int:
