@@ -227,7 +227,7 @@ class LocalSandbox:
         )
         started = time.monotonic()
         info_read, info_write = os.pipe()
-        command[1:1] = ["--info-fd", str(info_write)]
+        command[-len(argv) - 1 : -len(argv) - 1] = ["--ready-fd", str(info_write)]  # relay option
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -269,7 +269,7 @@ class LocalSandbox:
                 if stop is not output:
                     stop.cancel()
         stdout, stderr = await output
-        if not await asyncio.to_thread(info.read):
+        if not await asyncio.to_thread(info.read):  # the relay never ran: no sandbox
             raise SandboxError(f"bubblewrap failed: {stderr.decode(errors='replace')[-500:]}")
         ended = output in done
         step_limit = not ended and bridge is not None and bridge.limit_reached.is_set()

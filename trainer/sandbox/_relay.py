@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import resource
 import socket
 import subprocess
@@ -57,9 +58,9 @@ def _serve(listener: socket.socket, path: str) -> None:
         threading.Thread(target=_relay, args=(client, path), daemon=True).start()
 
 
-def _limit(kind: int, value: int | None) -> None:
+def _limit(kind: int, value: int | None, grace: int = 0) -> None:
     if value is not None:
-        resource.setrlimit(kind, (value, value))
+        resource.setrlimit(kind, (value, value + grace))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         "--memory", type=int, help="data segment (private writable memory) per process, bytes"
     )
     parser.add_argument("--files", type=int, help="file size limit, bytes")
+    parser.add_argument("--ready-fd", type=int, help="written to, then closed, once set up")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
@@ -82,9 +84,12 @@ def main(argv: list[str] | None = None) -> int:
         listener.bind(("127.0.0.1", options.listen))
         listener.listen(128)
         threading.Thread(target=_serve, args=(listener, options.socket), daemon=True).start()
-    _limit(resource.RLIMIT_CPU, options.cpu)
+    _limit(resource.RLIMIT_CPU, options.cpu, grace=1)  # SIGXCPU first, then SIGKILL
     _limit(resource.RLIMIT_DATA, options.memory)
     _limit(resource.RLIMIT_FSIZE, options.files)
+    if options.ready_fd is not None:
+        os.write(options.ready_fd, b"1")
+        os.close(options.ready_fd)
     try:
         process = subprocess.Popen(command)
     except OSError as problem:
