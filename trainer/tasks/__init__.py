@@ -2,6 +2,7 @@
 and verifier on a workspace (:class:`TaskRunner`, which a sandbox backend implements;
 :class:`SubprocessRunner` is the default). See ``docs/tasks.md``."""
 
+from trainer.tasks._cli import add_tasks_command, progress_bar
 from trainer.tasks._config import (
     DIFFICULTIES,
     TASK_CLASSES,
@@ -40,6 +41,7 @@ from trainer.tasks._run import (
     run_script,
     verifier_env,
 )
+from trainer.tasks._validate import TaskReport, validate_task, validate_tasks
 
 __all__ = [
     "CONFIG",
@@ -63,15 +65,20 @@ __all__ = [
     "TaskConfig",
     "TaskDirError",
     "TaskMetadata",
+    "TaskReport",
     "TaskRunner",
     "Verdict",
     "VerifierError",
     "VerifierSection",
+    "add_tasks_command",
     "copy_workspace",
     "find_task_dirs",
     "load_task",
     "load_tasks",
+    "progress_bar",
     "read_reward",
     "run_script",
+    "validate_task",
+    "validate_tasks",
     "verifier_env",
 ]
