@@ -17,9 +17,7 @@ agent normally and its workspace is verified.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import math
 import os
 import sys
 import tempfile
@@ -47,14 +45,13 @@ from trainer.sandbox import (
     SandboxError,
     remove_tree,
 )
+from trainer.tasks import LOGS_ENV, TESTS_ENV, TaskDirError, VerifierError, load_tasks, read_reward
 
-__all__ = ["SandboxEnvironment", "SandboxTask", "read_reward_file"]
+__all__ = ["SandboxEnvironment", "SandboxTask"]
 
 logger = logging.getLogger("safeagents.trainer")
 TESTS = "/tests"
 LOGS = "/logs/verifier"
-TESTS_ENV = "SAFEAGENTS_TESTS_DIR"
-LOGS_ENV = "SAFEAGENTS_VERIFIER_LOGS"
 _TAIL = 2000
 
 
@@ -85,31 +82,6 @@ class _Verdict:
     timed_out: bool
 
 
-def read_reward_file(reward_json: bytes | None, reward_txt: bytes | None) -> tuple[float, str]:
-    """The reward a verifier wrote: ``reward.json`` (``{"reward": x}``, one numeric key or a
-    number) wins over ``reward.txt``; ``ValueError`` when neither holds a finite number."""
-    value: object
-    if reward_json is not None:
-        source = "reward.json"
-        try:
-            value = json.loads(reward_json)
-        except ValueError as problem:
-            raise ValueError(f"reward.json is not JSON: {problem}") from None
-        if isinstance(value, dict):
-            value = value.get("reward", next(iter(value.values())) if len(value) == 1 else None)
-    elif reward_txt is not None:
-        source = "reward.txt"
-        try:
-            value = float(reward_txt.decode(errors="replace").strip())
-        except ValueError:
-            raise ValueError(f"reward.txt is not a number: {reward_txt[:80]!r}") from None
-    else:
-        raise ValueError(f"the verifier wrote no reward (reward.json or reward.txt in {LOGS})")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{source}: the reward must be a finite number, got {value!r}")
-    return float(value), source
-
-
 class SandboxEnvironment:
     """Rollouts of ``harness`` on ``tasks``, each in its own sandbox (module docstring)."""
 
@@ -117,7 +89,9 @@ class SandboxEnvironment:
         self,
         *,
         harness: str,
-        tasks: Sequence[SandboxTask],
+        tasks: Sequence[SandboxTask] = (),
+        tasks_dir: str | Path | None = None,
+        held_out: bool = False,
         backend: SandboxBackend | None = None,
         workdir: str = "/workspace",
         limits: Limits = AGENT_LIMITS,
@@ -138,6 +112,11 @@ class SandboxEnvironment:
         self.verify_limits = verify_limits
         self.state_dir = Path(state_dir or tempfile.mkdtemp(prefix="safeagents-harness-state-"))
         self.admin_token = admin_token or os.environ.get(ADMIN_TOKEN_ENV) or None
+        if tasks_dir is not None:
+            loaded = load_tasks(tasks_dir)
+            tasks = [*tasks, *(task for task in loaded if held_out or not task.held_out)]
+        if not tasks:
+            raise TaskDirError([f"{tasks_dir}: no tasks to train on (held-out ones are left out)"])
         self._specs = {task.id: task for task in tasks}
         if len(self._specs) != len(tasks):
             raise ValueError("task ids must be unique")
@@ -249,12 +228,15 @@ class SandboxEnvironment:
         run = await _exec(sandbox, ["bash", script], env, self.verify_limits, None)
         if run.timed_out:
             return _Verdict(0.0, "none", None, True)
-        try:
-            reward, source = read_reward_file(
-                await sandbox.read(f"{LOGS}/reward.json"), await sandbox.read(f"{LOGS}/reward.txt")
-            )
-        except ValueError as problem:
-            raise _Unscored(f"verifier: {problem}; output: {run.output[-_TAIL:]}") from None
+        with tempfile.TemporaryDirectory(prefix="reward-") as copied:
+            for name in ("reward.json", "reward.txt"):  # read through the sandbox: no links out
+                content = await sandbox.read(f"{LOGS}/{name}")
+                if content is not None:
+                    (Path(copied) / name).write_bytes(content)
+            try:
+                reward, source = read_reward(Path(copied))
+            except VerifierError as problem:
+                raise _Unscored(f"verifier: {problem}; output: {run.output[-_TAIL:]}") from None
         return _Verdict(reward, source, run.returncode, False)
 
     async def _open_session(self, endpoint: Endpoint) -> None:
