@@ -136,21 +136,73 @@ def build(repo: Repository, function: Function, rng: random.Random) -> TaskDraft
     )
 
 
+def _uses(tree: ast.AST, name: str) -> bool:
+    """Whether code in ``tree`` refers to ``name`` (imports and ``__all__`` aside)."""
+    return any(
+        (isinstance(node, ast.Name) and node.id == name)
+        or (isinstance(node, ast.Attribute) and node.attr == name)
+        for node in ast.walk(tree)
+    )
+
+
+def _without_exports(text: str, name: str) -> str:
+    """``text`` with ``name`` gone from its ``from … import`` statements and ``__all__``."""
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[int, int, str]] = []
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.stmt):
+            continue
+        replacement: ast.stmt | None = None
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            kept = [alias for alias in node.names if alias.name != name]
+            replacement = ast.ImportFrom(node.module, kept, node.level) if kept else ast.Pass()
+        elif (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            elements = [
+                e for e in node.value.elts if not (isinstance(e, ast.Constant) and e.value == name)
+            ]
+            if len(elements) < len(node.value.elts):
+                value = type(node.value)(elements, ast.Load())
+                replacement = ast.Assign(node.targets, value, lineno=node.lineno)
+        if replacement is not None and node.end_lineno is not None:
+            first = lines[node.lineno - 1]
+            indent = first[: len(first) - len(first.lstrip())]
+            code = ast.unparse(ast.fix_missing_locations(replacement))
+            if isinstance(replacement, ast.ImportFrom) and node.end_lineno > node.lineno:
+                head, _, names = code.partition(" import ")
+                listed = "".join(f"{indent}    {n},\n" for n in names.split(", "))
+                code = f"{head} import (\n{listed}{indent})"
+            edits.append((node.lineno, node.end_lineno, f"{indent}{code}\n"))
+    for start, end, code in sorted(edits, reverse=True):
+        lines[start - 1 : end] = [code]
+    return "".join(lines)
+
+
 def extend(repo: Repository, function: Function, rng: random.Random) -> TaskDraft:
     callers = _callers(repo, function)
     if not function.docstring or len(function.docstring) < 20:
         raise Rejected("no docstring to describe the feature with")
     if function.name.startswith("_") or "<locals>" in function.qualname:
         raise Rejected("private or nested")
-    word = re.compile(rf"\b{re.escape(function.name)}\b")
-    uses = sum(len(word.findall(repo.source(path))) for path in repo.sources)
-    if uses != 1:
-        raise Rejected("the library uses it elsewhere")
-    mentioning = [path for path in repo.tests if word.search(repo.source(path))]
     lines = repo.source(function.path).splitlines(keepends=True)
     end = function.end
     while end < len(lines) and not lines[end].strip():
         end += 1
+    changed = {function.path: "".join(lines[: function.start - 1] + lines[end:])}
+    for path in repo.sources:
+        text = changed.get(path, repo.source(path))
+        if function.name not in text:
+            continue
+        edited = _without_exports(text, function.name)
+        if _uses(ast.parse(edited), function.name):
+            raise Rejected("the library uses it elsewhere")
+        if edited != repo.source(path):
+            changed[path] = edited
+    word = re.compile(rf"\b{re.escape(function.name)}\b")
+    mentioning = [path for path in repo.tests if word.search(repo.source(path))]
     removed = function.end - function.start + 1
     hidden = sorted(set(_files_of(repo, callers)) | set(mentioning))
     owner = function.qualname.rpartition(".")[0]
@@ -166,13 +218,10 @@ def extend(repo: Repository, function: Function, rng: random.Random) -> TaskDraf
         difficulty=difficulty_of(removed, len(callers)),
         lines_removed=removed,
         tests_involved=len(callers),
-        workspace={
-            function.path: "".join(lines[: function.start - 1] + lines[end:]),
-            **dict.fromkeys(hidden),
-        },
+        workspace={**changed, **dict.fromkeys(hidden)},
         hidden=hidden,
         node_ids=callers,
-        oracle=[function.path],
+        oracle=sorted(changed),
     )
 
 

@@ -1,8 +1,9 @@
 """``tasks generate``: tasks of the four classes from a local repository with a pytest suite.
 
 The suite runs once, traced, to learn which passing tests call which function; functions are
-then tried in an order fixed by the seed, each class taking its share of ``limit``. Every task
-written is validated (oracle passes, untouched workspace fails) and removed if it is not.
+then tried in an order fixed by the seed, the classes taking turns until ``limit`` tasks are
+written. Every task written is validated (oracle passes, untouched workspace fails) and
+removed if it is not.
 Tasks are named ``<repository>-<class>-<n>`` and record their class, difficulty, repository
 and split in ``[metadata.safeagents]``: a repository is held out as a whole.
 """
@@ -14,7 +15,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,11 +56,6 @@ class GenerateResult:
 Progress = Callable[[str], None]
 
 
-def _quotas(classes: Sequence[TaskClass], limit: int) -> dict[TaskClass, int]:
-    base, extra = divmod(limit, len(classes))
-    return {name: base + (index < extra) for index, name in enumerate(classes)}
-
-
 def _config(
     draft: TaskDraft, task_id: str, repo: Repository, options: GenerateOptions
 ) -> dict[str, dict[str, TomlValue]]:
@@ -91,13 +87,28 @@ def _config(
     }
 
 
+def _drafts(
+    repo: Repository, task_class: TaskClass, options: GenerateOptions, result: GenerateResult
+) -> Iterator[TaskDraft]:
+    """The drafts of one class, function by function in the seed's order."""
+    rng = random.Random(f"{options.seed}:{task_class}")
+    functions = [f for f in repo.functions if f.label in repo.callers]
+    rng.shuffle(functions)
+    for function in functions:
+        try:
+            yield DRAFTERS[task_class](repo, function, rng)
+        except Rejected as why:
+            result.rejected[f"{task_class}: {why}"] += 1
+
+
 def generate_tasks(
     options: GenerateOptions,
     *,
     on_note: Progress | None = None,
     on_task: Callable[[TaskClass], None] | None = None,
 ) -> GenerateResult:
-    """Write up to ``options.limit`` valid tasks under ``options.out``; see the module doc."""
+    """Write up to ``options.limit`` valid tasks under ``options.out``, one class after the
+    other in turn (a class that runs out leaves its turns to the others)."""
     note = on_note or (lambda _: None)
     result = GenerateResult()
     options.out.mkdir(parents=True, exist_ok=True)
@@ -107,44 +118,47 @@ def generate_tasks(
         repo = scan_repository(options.repo, scratch)
         repo.name = options.name or repo.name
         prefix = _UNSAFE.sub("-", repo.name.lower()).strip("-") or "repo"
-        for index, task_class in enumerate(options.classes):
-            quota = _quotas(options.classes, options.limit)[task_class]
-            rng = random.Random(f"{options.seed}:{task_class}:{index}")
-            functions = [f for f in repo.functions if f.label in repo.callers]
-            rng.shuffle(functions)
-            made = 0
-            for function in functions:
-                if made >= quota:
+        turns = {name: _drafts(repo, name, options, result) for name in options.classes}
+        while turns and len(result.written) < options.limit:
+            for task_class, drafts in list(turns.items()):
+                if len(result.written) >= options.limit:
                     break
-                note(f"{task_class}: trying {function.label}")
-                try:
-                    draft = DRAFTERS[task_class](repo, function, rng)
-                except Rejected as why:
-                    result.rejected[f"{task_class}: {why}"] += 1
-                    continue
-                task_id = f"{prefix}-{task_class}-{made + 1:03d}"
-                destination = options.out / task_id
-                if destination.exists():
-                    shutil.rmtree(destination)
-                write_task(
-                    draft,
-                    destination,
-                    repo.root,
-                    _config(draft, task_id, repo, options),
-                    test_timeout=options.test_timeout,
-                )
-                note(f"{task_class}: validating {task_id}")
-                report = validate_task(destination)
-                if not report.valid:
-                    result.invalid.append(report)
-                    result.rejected[f"{task_class}: the task did not validate"] += 1
-                    shutil.rmtree(destination)
-                    continue
-                made += 1
-                result.written.append(destination)
-                result.by_class[task_class] += 1
-                if on_task is not None:
+                note(f"{task_class}: looking for a task")
+                written = _next_valid(drafts, task_class, repo, prefix, options, result, note)
+                if written is None:
+                    del turns[task_class]
+                elif on_task is not None:
                     on_task(task_class)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return result
+
+
+def _next_valid(
+    drafts: Iterator[TaskDraft],
+    task_class: TaskClass,
+    repo: Repository,
+    prefix: str,
+    options: GenerateOptions,
+    result: GenerateResult,
+    note: Progress,
+) -> Path | None:
+    """The next draft of ``drafts`` written and validated, or ``None`` when none is left."""
+    for draft in drafts:
+        task_id = f"{prefix}-{task_class}-{result.by_class[task_class] + 1:03d}"
+        destination = options.out / task_id
+        if destination.exists():
+            shutil.rmtree(destination)
+        config = _config(draft, task_id, repo, options)
+        write_task(draft, destination, repo.root, config, test_timeout=options.test_timeout)
+        note(f"{task_class}: validating {task_id}")
+        report = validate_task(destination)
+        if not report.valid:
+            result.invalid.append(report)
+            result.rejected[f"{task_class}: the task did not validate"] += 1
+            shutil.rmtree(destination)
+            continue
+        result.written.append(destination)
+        result.by_class[task_class] += 1
+        return destination
+    return None

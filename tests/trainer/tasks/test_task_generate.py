@@ -18,9 +18,6 @@ from trainer.tasks import (
     generate_tasks,
     load_tasks,
 )
-from trainer.tasks._classes import difficulty_of
-from trainer.tasks._generate import _quotas
-from trainer.tasks._write import toml_document
 
 # Tests that pass whatever the code does, under the names the repository's tests have.
 TRIVIAL = {
@@ -139,19 +136,3 @@ def test_generate_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["tasks", "generate", "--repo", str(tmp_path / "no"), "--out", out]) == 2
     assert "not a directory" in capsys.readouterr().err
     assert main(["tasks", "generate", "--repo", str(tmp_path), "--out", out, "--limit", "0"]) == 2
-
-
-def test_difficulty_quotas_and_toml() -> None:
-    assert [difficulty_of(5, 1), difficulty_of(20, 5), difficulty_of(30, 10)] == [
-        "easy",
-        "medium",
-        "hard",
-    ]
-    assert _quotas(["repair", "qa", "build"], 7) == {"repair": 3, "qa": 2, "build": 2}
-    document = toml_document(
-        {"": {"schema_version": "1.4"}, "a.b": {"s": 'q"\\\x7fé', "n": 2, "f": 1.5, "l": ["x"]}}
-    )
-    assert tomllib.loads(document) == {
-        "schema_version": "1.4",
-        "a": {"b": {"s": 'q"\\\x7fé', "n": 2, "f": 1.5, "l": ["x"]}},
-    }

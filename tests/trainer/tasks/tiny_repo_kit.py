@@ -40,6 +40,7 @@ EXTRA = '''def fizzbuzz(number):
         return "Buzz"
     return str(number)
 '''
+INIT = 'from calc.extra import fizzbuzz\n\n__all__ = ["fizzbuzz"]\n'
 TEST_CORE = """from calc.core import clamp, mean, word_count
 
 
@@ -74,7 +75,7 @@ def make_repo(root: Path) -> Path:
     """``root`` as a package ``calc`` (two modules) with tests for each function."""
     (root / "calc").mkdir(parents=True)
     (root / "tests").mkdir()
-    (root / "calc" / "__init__.py").write_text("")
+    (root / "calc" / "__init__.py").write_text(INIT)
     (root / "calc" / "core.py").write_text(CORE)
     (root / "calc" / "extra.py").write_text(EXTRA)
     (root / "tests" / "test_core.py").write_text(TEST_CORE)
