@@ -12,12 +12,15 @@ from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from safeagents.rules import RuleSet
+    from safeagents.rules import RuleLoadError, RuleSet
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_FINDINGS",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "VAR_SOURCE",
     "Parser",
     "UsageError",
     "add_enforcement_options",
@@ -25,9 +28,12 @@ __all__ = [
     "load_rules",
     "parse_aliases",
     "parse_var_pairs",
+    "report_rule_errors",
 ]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141  # 128 + SIGINT, 128 + SIGPIPE, as shells report
+VAR_SOURCE = "--var"
 
 
 class Parser(argparse.ArgumentParser):
@@ -85,9 +91,21 @@ def load_rules(
             list(paths) if paths else None, vars=parse_var_pairs(var_pairs), detectors=detectors
         )
     except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        raise UsageError(f"{len(exc.errors)} error(s) in rule files") from None
+        raise UsageError(report_rule_errors(exc, err)) from None
+
+
+def report_rule_errors(exc: RuleLoadError, err: Console) -> str:
+    """Print each error of ``exc``; return the one-line summary (the error itself when only
+    a ``--var`` was wrong, since no rule file is)."""
+    in_files = [error for error in exc.errors if error.file != VAR_SOURCE]
+    if not in_files and len(exc.errors) == 1:
+        return str(exc.errors[0])
+    for error in exc.errors:
+        err.print(str(error), highlight=False, markup=False)
+    wrong_vars = len(exc.errors) - len(in_files)
+    parts = [f"{len(in_files)} error(s) in rule files"] if in_files else []
+    parts += [f"{wrong_vars} in --var"] if wrong_vars else []
+    return ", ".join(parts)
 
 
 def add_enforcement_options(parser: argparse.ArgumentParser) -> None:

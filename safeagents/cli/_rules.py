@@ -15,11 +15,13 @@ from safeagents.cli._common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    VAR_SOURCE,
     Parser,
     UsageError,
     add_rule_options,
     load_rules,
     parse_var_pairs,
+    report_rule_errors,
 )
 
 if TYPE_CHECKING:
@@ -180,9 +182,10 @@ def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
             detectors=default_registry().detectors,
         )
     except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        err.print(f"[red]{len(exc.errors)} error(s)[/]")
+        summary = report_rule_errors(exc, err)
+        if all(error.file == VAR_SOURCE for error in exc.errors):
+            raise UsageError(summary) from None
+        err.print(f"[red]{escape(summary)}[/]")
         return EXIT_FINDINGS
     out.print(f"[green]ok[/] {len(rules.rules)} rules in {len(rules.packs)} pack(s)")
     return EXIT_OK

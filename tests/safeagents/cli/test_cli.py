@@ -5,7 +5,7 @@ import pytest
 
 from safeagents.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions.jsonl"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "sessions.jsonl"
 
 
 def test_check_json_shape_and_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
