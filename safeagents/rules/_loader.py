@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from safeagents.rules._compile import PatternBank
 from safeagents.rules._conditions import ConditionParser, MacroTable
@@ -194,15 +195,18 @@ class _Loader:
                 continue
             model, errors = validate(RuleModel, document)
             self.sink.extend(errors)
-            if model is None:
-                continue
+            raw = document.data if isinstance(document.data, dict) else {}
+            rule_id = raw.get("id")
             self.id_positions[str(file)] = document.position(("id",))
-            if model.id != file.name.removesuffix(".yaml"):
-                message = f"rule id '{model.id}' must match its file name '{file.name}'"
+            if isinstance(rule_id, str) and rule_id != file.name.removesuffix(".yaml"):
+                message = f"rule id '{rule_id}' must match its file name '{file.name}'"
                 self.sink.add(document.error(("id",), message))
             if not loaded.usable:
                 continue
             parser = ConditionParser(self.bank, loaded.namespace, loaded.macros)
+            if model is None:  # the conditions' own errors are reported all the same
+                self._parse_raw_conditions(parser, document, raw)
+                continue
             condition = parser.parse(document, model.match, ("match",))
             exceptions: list[RuleException] = []
             names: set[str] = set()
@@ -231,6 +235,17 @@ class _Loader:
                 condition=condition,
                 exceptions=tuple(exceptions),
             )
+
+    def _parse_raw_conditions(
+        self, parser: ConditionParser, document: Document, raw: Mapping[str, Any]
+    ) -> None:
+        if "match" in raw:
+            parser.parse(document, raw["match"], ("match",))
+        entries = raw.get("exceptions")
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(entry, dict) and "match" in entry:
+                parser.parse(document, entry["match"], ("exceptions", index, "match"))
+        self.sink.extend(parser.errors)
 
     def _document(self, file: Path) -> Document | None:
         try:
