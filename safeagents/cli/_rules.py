@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = ["add_rule_commands", "check", "explain", "lint", "score", "test"]
 
+MIN_CASES = 3
+"""``match`` and ``ok`` cases, and harness schemas, per rule (docs/rule-dsl.md, Fixtures)."""
+
 FAIL_LEVELS = {
     "warn": ("warn", "flag", "reject"),
     "flag": ("flag", "reject"),
@@ -68,6 +71,14 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
 
     test = sub.add_parser("test", help="run every rule's fixtures")
     test.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
+    test.add_argument(
+        "--min-cases",
+        type=_count,
+        default=MIN_CASES,
+        metavar="N",
+        help=f"match and ok cases, and harness schemas, each rule needs (default: {MIN_CASES}; "
+        "0 for your own packs still in progress; a rule without fixtures always fails)",
+    )
 
     lint = sub.add_parser("lint", help="validate rule files")
     lint.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
@@ -76,6 +87,12 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     explain = sub.add_parser("explain", help="print a rule's documentation")
     add_rule_options(explain)
     explain.add_argument("rule_id", metavar="RULE_ID")
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(text)
 
 
 def _fraction(text: str) -> float:
@@ -159,10 +176,16 @@ def _audit_files(
 
 def test(args: argparse.Namespace, out: Console, err: Console) -> int:
     from safeagents._firewall import Firewall
+    from safeagents._registry import default_registry
     from safeagents.rules import RuleLoadError, run_fixtures
 
     try:
-        results = run_fixtures(args.paths or None, checker=Firewall)
+        results = run_fixtures(
+            args.paths or None,
+            checker=Firewall,
+            harness=default_registry().harness,
+            min_cases=args.min_cases,
+        )
     except RuleLoadError as exc:
         for error in exc.errors:
             err.print(str(error), highlight=False, markup=False)

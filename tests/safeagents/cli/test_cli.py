@@ -99,9 +99,52 @@ def test_test_reports_a_failing_fixture(tmp_path: Path, capsys: pytest.CaptureFi
         "  - {name: rm, harness: pi, tool: bash, arguments: {command: rm a}, expect: match}\n"
         "  - {name: wrong, harness: pi, tool: bash, arguments: {command: ls}, expect: match}\n"
     )
-    assert main(["test", str(tmp_path)]) == 1
+    assert main(["test", "--min-cases", "0", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "wrong" in out and "1 passed, 1 failed" in out
+
+
+NO_RM = (
+    "id: no-rm\ncategory: destructive\nseverity: high\naction: reject\n"
+    "description: d\nmessage: m\nmatch:\n  effect: delete\n"
+)
+
+
+def test_test_enforces_fixture_coverage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "no-rm.yaml").write_text(NO_RM)
+    (tmp_path / "no-rm.test.yaml").write_text(
+        "cases:\n  - {name: rm, harness: pi, tool: bash, arguments: {command: rm a},"
+        " expect: match}\n"
+    )
+    (tmp_path / "untested.yaml").write_text(NO_RM.replace("no-rm", "untested"))
+    assert main(["test", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL no-rm :: coverage" in out
+    assert "1 'match' case(s), 0 'ok' case(s), 1 harness schema(s) (pi)" in out
+    assert "FAIL untested :: fixtures" in out and "write untested.test.yaml" in out
+    assert main(["test", "--min-cases", "0", str(tmp_path)]) == 1  # fixtures are still needed
+    (tmp_path / "untested.yaml").unlink()
+    assert main(["test", "--min-cases", "1", str(tmp_path)]) == 1  # no ok case
+    assert main(["test", "--min-cases", "0", str(tmp_path)]) == 0
+
+
+def test_test_rejects_an_unknown_harness_and_another_harness_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "no-rm.yaml").write_text(NO_RM)
+    fixture = tmp_path / "no-rm.test.yaml"
+    fixture.write_text(
+        "cases:\n  - {name: rm, harness: pie, tool: bash, arguments: {command: rm a},"
+        " expect: match}\n"
+    )
+    assert main(["test", "--min-cases", "0", str(tmp_path)]) == 2
+    assert f"{fixture}:2:25: unknown harness 'pie'" in capsys.readouterr().err
+    fixture.write_text(
+        "cases:\n  - {name: rm, harness: pi, tool: Bash, arguments: {command: rm a},"
+        " expect: match}\n"
+    )
+    assert main(["test", "--min-cases", "0", str(tmp_path)]) == 2
+    assert f"{fixture}:2:35: 'Bash' is not a pi tool" in capsys.readouterr().err
 
 
 def test_explain_prints_documentation(capsys: pytest.CaptureFixture[str]) -> None:
