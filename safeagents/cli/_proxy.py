@@ -18,6 +18,7 @@ from safeagents.cli._common import (
     load_rules,
     parse_aliases,
     parse_var_pairs,
+    rule_paths,
 )
 
 __all__ = ["add_intercept", "add_serve", "add_sessions", "intercept", "serve", "sessions"]
@@ -96,7 +97,8 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         config = ProxyConfig(
             upstream=args.upstream,
-            rules=tuple(args.rules or ()),
+            rules=tuple(rule_paths(args)),
+            exclude_rules=tuple(args.exclude_rule),
             vars=parse_var_pairs(args.var),
             host=args.host,
             port=args.port,
@@ -124,7 +126,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     registry = default_registry()
-    rules = load_rules(args.rules, args.var, err, detectors=registry.detectors)
+    rules = load_rules(args, err, detectors=registry.detectors)
     keys = "model endpoints need a key" if config.model_auth_required else "no keys"
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
@@ -166,7 +168,7 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--max-reasks must be >= 0")
     variables = parse_var_pairs(args.var)
     registry = default_registry()
-    rules = load_rules(args.rules, args.var, err, detectors=registry.detectors)
+    rules = load_rules(args, err, detectors=registry.detectors)
     try:
         from safeagents.intercept import InterceptSettings, run_intercept
     except ImportError as exc:
@@ -176,7 +178,8 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
             "safeagents intercept needs mitmproxy: pip install 'safeagents[intercept]'"
         ) from None
     settings = InterceptSettings(
-        rules=tuple(args.rules or ()),
+        rules=tuple(rule_paths(args)),
+        exclude_rules=tuple(args.exclude_rule),
         vars=variables,
         store=args.store,
         mode=args.mode,

@@ -15,13 +15,14 @@ from safeagents.cli._common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
-    VAR_SOURCE,
     Parser,
     UsageError,
     add_rule_options,
+    is_option_error,
     load_rules,
     parse_var_pairs,
     report_rule_errors,
+    rule_paths,
 )
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_rule_commands", "check", "explain", "lint", "score", "test"]
 
+ONLY_THESE = "only these rule packs or files (as --no-default-rules --rules PATH)"
 MIN_CASES = 3
 """``match`` and ``ok`` cases, and harness schemas, per rule (docs/rule-dsl.md, Fixtures)."""
 
@@ -70,7 +72,8 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     score.add_argument("files", nargs="+", metavar="FILE", help="labelled JSONL sessions")
 
     test = sub.add_parser("test", help="run every rule's fixtures")
-    test.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
+    test.add_argument("paths", nargs="*", metavar="PATH", help=ONLY_THESE)
+    add_rule_options(test, var=False)  # a case sets its own vars
     test.add_argument(
         "--min-cases",
         type=_count,
@@ -81,8 +84,8 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
 
     lint = sub.add_parser("lint", help="validate rule files")
-    lint.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
-    lint.add_argument("--var", action="append", default=[], metavar="K=V")
+    lint.add_argument("paths", nargs="*", metavar="PATH", help=ONLY_THESE)
+    add_rule_options(lint)
 
     explain = sub.add_parser("explain", help="print a rule's documentation")
     add_rule_options(explain)
@@ -149,7 +152,7 @@ def _audit_files(
     from safeagents._registry import UnknownHarnessError, default_registry
 
     registry = default_registry()
-    firewall = Firewall(load_rules(args.rules, args.var, err, detectors=registry.detectors))
+    firewall = Firewall(load_rules(args, err, detectors=registry.detectors))
     if args.harness:
         try:
             harness = firewall.registry.harness(args.harness).name
@@ -181,15 +184,14 @@ def test(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     try:
         results = run_fixtures(
-            args.paths or None,
+            _paths(args),
             checker=Firewall,
             harness=default_registry().harness,
             min_cases=args.min_cases,
+            exclude=tuple(args.exclude_rule),
         )
     except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        return EXIT_USAGE
+        raise UsageError(report_rule_errors(exc, err)) from None
     _report.print_fixtures(out, results)
     return EXIT_OK if all(r.passed for r in results) else EXIT_FINDINGS
 
@@ -200,13 +202,14 @@ def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     try:
         rules = RuleSet.load(
-            args.paths or None,
+            _paths(args),
             vars=parse_var_pairs(args.var),
             detectors=default_registry().detectors,
+            exclude=tuple(args.exclude_rule),
         )
     except RuleLoadError as exc:
         summary = report_rule_errors(exc, err)
-        if all(error.file == VAR_SOURCE for error in exc.errors):
+        if all(is_option_error(error) for error in exc.errors):
             raise UsageError(summary) from None
         err.print(f"[red]{escape(summary)}[/]")
         return EXIT_FINDINGS
@@ -214,8 +217,15 @@ def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def _paths(args: argparse.Namespace) -> list[str]:
+    """``test`` and ``lint`` PATH… arguments: just those packs; else as ``--rules`` says."""
+    if args.paths:
+        return [*args.paths, *args.rules]
+    return rule_paths(args)
+
+
 def explain(args: argparse.Namespace, out: Console, err: Console) -> int:
-    rules = load_rules(args.rules, args.var, err)
+    rules = load_rules(args, err)
     try:
         rule = rules.get(args.rule_id)
     except KeyError as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,6 +57,7 @@ def run_fixtures(
     checker: Callable[[RuleSet], CallChecker],
     harness: Callable[[str], Harness] | None = None,
     min_cases: int = 0,
+    exclude: Collection[str] = (),
 ) -> list[FixtureResult]:
     """Run the fixtures of every rule under ``paths`` (``None``: the bundled packs).
 
@@ -66,8 +67,8 @@ def run_fixtures(
     raising :class:`ValueError` for an unknown name) a case's ``harness`` must exist and its
     tools must be that harness's own, not calls only the generic fallback would read. With
     ``min_cases``, each rule needs that many ``match`` and ``ok`` cases, written in that many
-    harness schemas."""
-    rules = RuleSet.load(paths)
+    harness schemas. The rules ``exclude`` names are neither loaded nor tested."""
+    rules = RuleSet.load(paths, exclude=exclude)
     checker(rules)  # the whole set must build (detector names)
     runner = _Runner(rules, checker, harness)
     results: list[FixtureResult] = []
