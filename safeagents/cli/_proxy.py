@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -20,6 +21,9 @@ from safeagents.cli._common import (
     parse_var_pairs,
     rule_paths,
 )
+
+if TYPE_CHECKING:
+    from safeagents.store import SessionRecord, Store
 
 __all__ = ["add_intercept", "add_serve", "add_sessions", "intercept", "serve", "sessions"]
 
@@ -208,8 +212,12 @@ def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
     actions = sessions.add_subparsers(dest="action", required=True, parser_class=Parser)
     listing = actions.add_parser("list", help="list sessions, newest first")
     listing.add_argument("--limit", type=int, default=100)
-    show = actions.add_parser("show", help="one session's score, turns and findings")
-    show.add_argument("session_id", metavar="ID")
+    show = actions.add_parser(
+        "show",
+        help="one session's conversation: text, tool calls (blocked ones with the message the "
+        "model read), results, findings; --format json gives every turn in full",
+    )
+    show.add_argument("session_id", metavar="ID", help="the session id, or a unique prefix of it")
     export = actions.add_parser("export", help="write sessions as JSONL for `safeagents check`")
     export.add_argument("session_ids", nargs="*", metavar="ID", help="default: all")
     export.add_argument("--out", metavar="FILE", help="default: standard output")
@@ -227,6 +235,26 @@ def sessions(args: argparse.Namespace, out: Console, err: Console) -> int:
     return asyncio.run(_sessions_async(args, out))
 
 
+async def _session_by_prefix(store: Store, prefix: str, where: str) -> SessionRecord:
+    """The session whose id is ``prefix`` or, failing that, the one id starting with it."""
+    session = await store.get_session(prefix)
+    if session is not None:
+        return session
+    matches = [s.id for s in await store.list_sessions(limit=10**9) if s.id.startswith(prefix)]
+    if not matches:
+        raise UsageError(f"no session {prefix!r} in {where}")
+    if len(matches) > 1:
+        shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise UsageError(
+            f"{len(matches)} sessions in {where} start with {prefix!r} ({shown}); "
+            "give more of the id"
+        )
+    found = await store.get_session(matches[0])
+    if found is None:  # deleted meanwhile
+        raise UsageError(f"no session {prefix!r} in {where}")
+    return found
+
+
 async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
     from safeagents.store import SQLiteStore, export_line, print_session, print_sessions
 
@@ -240,15 +268,13 @@ async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
                 print_sessions(out, sessions)
             return EXIT_OK
         if args.action == "show":
-            session = await store.get_session(args.session_id)
-            if session is None:
-                raise UsageError(f"no session {args.session_id!r} in {args.store}")
-            turns = await store.turns(session.id)
+            found = await _session_by_prefix(store, args.session_id, args.store)
+            turns = await store.turns(found.id)
             if args.format == "json":
-                document = {**session.to_json(), "turns": [t.to_json() for t in turns]}
+                document = {**found.to_json(), "turns": [t.to_json() for t in turns]}
                 print(json.dumps(document, indent=2))
             else:
-                print_session(out, session, turns)
+                print_session(out, found, turns)
             return EXIT_OK
         ids = list(args.session_ids) or [s.id for s in await store.list_sessions(limit=10**9)]
         lines = []

@@ -151,3 +151,27 @@ def test_explain_prints_documentation(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["explain", "test-file-deletion"]) == 0
     out = capsys.readouterr().out
     assert "What it does" in out and "reject" in out
+
+
+@pytest.mark.parametrize("columns", ["40", "80"])
+def test_check_never_breaks_a_path(
+    columns: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    path = "tests/integration/storage/backends/test_postgres_connection_pool_recovery.py"
+    arguments = json.dumps({"command": f"rm {path}"})
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "bash", "arguments": arguments},
+    }
+    session = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+    file = tmp_path / "s.json"
+    file.write_text(json.dumps({"id": "s", "harness": "pi", "messages": session}))
+    assert main(["check", str(file)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    [finding] = [line for line in lines if "test-file-deletion" in line]
+    assert finding.rstrip().endswith(f"delete /workspace/{path}")
