@@ -198,7 +198,7 @@ def test(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
     from safeagents._registry import default_registry
-    from safeagents.rules import RuleLoadError, RuleSet
+    from safeagents.rules import RuleLoadError, RuleSet, field_warnings
 
     try:
         rules = RuleSet.load(
@@ -213,7 +213,11 @@ def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise UsageError(summary) from None
         err.print(f"[red]{escape(summary)}[/]")
         return EXIT_FINDINGS
-    out.print(f"[green]ok[/] {len(rules.rules)} rules in {len(rules.packs)} pack(s)")
+    warnings = field_warnings(rules)
+    for warning in warnings:
+        err.print(str(warning), highlight=False, markup=False, soft_wrap=True)
+    noted = f", {len(warnings)} warning(s)" if warnings else ""
+    out.print(f"[green]ok[/] {len(rules.rules)} rules in {len(rules.packs)} pack(s){noted}")
     return EXIT_OK
 
 
