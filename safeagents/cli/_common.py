@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,6 +20,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "DefaultsFormatter",
     "Parser",
     "UsageError",
     "add_enforcement_options",
@@ -37,7 +38,28 @@ EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141  # 128 + SIGINT, 128 + SIGPIPE, as
 VAR_SOURCE = "--var"
 
 
+class DefaultsFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default, when it has one worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        default = action.default
+        if (
+            text is None
+            or text == argparse.SUPPRESS
+            or "default" in text
+            or default in (None, False, [], argparse.SUPPRESS)
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         Console(stderr=True, soft_wrap=True).print(
@@ -132,10 +154,25 @@ def is_option_error(error: RuleError) -> bool:
 
 def add_enforcement_options(parser: argparse.ArgumentParser) -> None:
     """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
-    parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
-    parser.add_argument("--mode", choices=("enforce", "monitor"), default="enforce")
-    parser.add_argument("--strategy", choices=("reask", "rewrite", "stop"), default="reask")
-    parser.add_argument("--max-reasks", type=int, default=3, metavar="N")
+    parser.add_argument(
+        "--store", default="safeagents.db", metavar="PATH.db", help="SQLite file of transcripts"
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("enforce", "monitor"),
+        default="enforce",
+        help="enforce: withhold blocked calls; monitor: change nothing, record findings",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=("reask", "rewrite", "stop"),
+        default="reask",
+        help="what a blocked call leads to: ask the model again with the rule's message, "
+        "replace it with a shell call printing the rejection, or end the run",
+    )
+    parser.add_argument(
+        "--max-reasks", type=int, default=3, metavar="N", help="re-asks before stopping"
+    )
 
 
 def add_rule_options(parser: argparse.ArgumentParser, *, var: bool = True) -> None:

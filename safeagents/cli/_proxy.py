@@ -32,8 +32,8 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
     serve = sub.add_parser("serve", help="run the intercepting proxy in front of a model server")
     serve.add_argument("--upstream", required=True, metavar="URL", help="model server base URL")
     add_rule_options(serve)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8787)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8787, help="port to listen on")
     add_enforcement_options(serve)
     serve.add_argument(
         "--capture-tokens", action="store_true", help="record token ids and logprobs per turn"
@@ -62,9 +62,13 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         help="the upstream's own API key, sent instead of the harness's "
         "(default: $SAFEAGENTS_UPSTREAM_API_KEY)",
     )
-    serve.add_argument("--workers", type=int, default=1, metavar="N")
+    serve.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="worker processes sharing the port"
+    )
     serve.add_argument("--cwd", default="/workspace", help="agent working directory")
-    serve.add_argument("--body-limit", type=int, default=32, metavar="MIB")
+    serve.add_argument(
+        "--body-limit", type=int, default=32, metavar="MIB", help="largest request body read"
+    )
     serve.add_argument(
         "--response-limit",
         type=int,
@@ -72,7 +76,13 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         metavar="MIB",
         help="largest upstream answer read (decoded); beyond it the harness gets a 502",
     )
-    serve.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
+    serve.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="longest wait on the upstream (a 504 past it)",
+    )
     serve.add_argument(
         "--model-alias",
         action="append",
@@ -82,7 +92,10 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         "changed at run time under /safeagents/v1/aliases)",
     )
     serve.add_argument(
-        "--log-level", choices=("critical", "error", "warning", "info", "debug"), default="info"
+        "--log-level",
+        choices=("critical", "error", "warning", "info", "debug"),
+        default="info",
+        help="uvicorn's log level",
     )
 
 
@@ -149,8 +162,8 @@ def add_intercept(sub: argparse._SubParsersAction[Parser]) -> None:
         "intercept", help="check model API traffic as an HTTPS forward proxy (mitmproxy)"
     )
     add_rule_options(intercept)
-    intercept.add_argument("--listen-host", default="127.0.0.1")
-    intercept.add_argument("--listen-port", type=int, default=8080)
+    intercept.add_argument("--listen-host", default="127.0.0.1", help="address to listen on")
+    intercept.add_argument("--listen-port", type=int, default=8080, help="port to listen on")
     add_enforcement_options(intercept)
     intercept.add_argument("--cwd", default="/workspace", help="agent working directory")
     intercept.add_argument(
@@ -160,7 +173,10 @@ def add_intercept(sub: argparse._SubParsersAction[Parser]) -> None:
         "--ssl-insecure", action="store_true", help="do not verify upstream TLS certificates"
     )
     intercept.add_argument(
-        "--log-level", choices=("error", "warn", "info", "debug"), default="info"
+        "--log-level",
+        choices=("error", "warn", "info", "debug"),
+        default="info",
+        help="mitmproxy's log level",
     )
 
 

@@ -46,7 +46,7 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_rule_options(check)
     check.add_argument("--harness", help="harness the sessions came from (default: detect)")
     check.add_argument("--cwd", help="agent working directory (default /workspace)")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     check.add_argument(
         "--fail-on",
         choices=tuple(FAIL_LEVELS),
@@ -66,7 +66,7 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_rule_options(score)
     score.add_argument("--harness", help="harness the sessions came from (default: detect)")
     score.add_argument("--cwd", help="agent working directory (default /workspace)")
-    score.add_argument("--format", choices=("text", "json"), default="text")
+    score.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     score.add_argument("--min-recall", type=_fraction, metavar="R", help="exit 1 below this")
     score.add_argument("--max-fpr", type=_fraction, metavar="F", help="exit 1 above this")
     score.add_argument("files", nargs="+", metavar="FILE", help="labelled JSONL sessions")

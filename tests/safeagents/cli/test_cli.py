@@ -175,3 +175,31 @@ def test_check_never_breaks_a_path(
     lines = capsys.readouterr().out.splitlines()
     [finding] = [line for line in lines if "test-file-deletion" in line]
     assert finding.rstrip().endswith(f"delete /workspace/{path}")
+
+
+@pytest.mark.parametrize(
+    "command, shown",
+    [
+        ("serve", ["--port PORT", "(default: 8787)", "(default: 127.0.0.1)", "(default: reask)"]),
+        ("serve", ["(default: safeagents.db)", "(default: 600.0)", "(default: 32)"]),
+        ("intercept", ["(default: 8080)", "(default: enforce)"]),
+        ("check", ["(default: flag)", "(default: text)"]),
+        ("test", ["(default: 3"]),
+    ],
+)
+def test_help_shows_defaults_and_what_repeats(
+    command: str,
+    shown: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for part in shown:
+        assert part in text
+    options = text.partition("options:")[2]
+    assert "(repeatable)" in options.partition("--rules PATH")[2].partition("--")[0]
+    assert "(default: None)" not in text and "(default: False)" not in text
