@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from safeagents._actions import AnalysisContext, ToolCall
+from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import SessionState
 from safeagents._harness import Harness
 from safeagents.rules._discover import FIXTURE_SUFFIX
@@ -18,6 +18,9 @@ from safeagents.rules._schema import FixtureCaseModel, FixtureFileModel, show, v
 from safeagents.rules._yaml import Document, NodePath, load_document
 
 __all__ = ["CallChecker", "FixtureResult", "run_fixtures"]
+
+GENERIC = "generic"
+"""The harness that reads any tool call (the fallback of the others)."""
 
 
 class CallChecker(Protocol):
@@ -160,16 +163,15 @@ class _Runner:
         calls: list[tuple[str, Any, NodePath]] = [(case.tool, case.arguments, (*path, "tool"))]
         for index, entry in enumerate(case.history):
             calls.append((entry.tool, entry.arguments, (*path, "history", index, "tool")))
+        try:
+            generic: Harness | None = self.harness(GENERIC)
+        except ValueError:
+            generic = None
         known = True
         for tool, arguments, at in calls:
-            if _falls_back(plugin, tool, arguments, case.cwd):
-                tools = ", ".join(sorted(plugin.tools)) or "none declared"
-                message = (
-                    f"'{tool}' is not a {plugin.name} tool ({plugin.name}'s tools: {tools}), so "
-                    f"only the generic fallback would read it: write the call in {plugin.name}'s "
-                    "schema, or say harness: generic"
-                )
-                self.sink.add(document.error(at, message))
+            problem = _foreign(plugin, generic, ToolCall("fixture", tool, arguments), case.cwd)
+            if problem is not None:
+                self.sink.add(document.error(at, problem))
                 known = False
         return plugin.name if known else None
 
@@ -239,13 +241,36 @@ class _Runner:
         return self._checkers[key]
 
 
-def _falls_back(plugin: Harness, tool: str, arguments: Any, cwd: str) -> bool:
-    """Whether ``plugin`` leaves ``tool`` to the generic fallback (it does not know it)."""
-    call = ToolCall("fixture", tool, arguments if isinstance(arguments, (dict, str)) else {})
+def _foreign(plugin: Harness, generic: Harness | None, call: ToolCall, cwd: str) -> str | None:
+    """Why ``call`` is not written in ``plugin``'s schema: a tool it does not have, or arguments
+    it reads nothing from where the generic fallback reads effects (another harness's field
+    names); ``None`` when it is."""
+    context = AnalysisContext(cwd=cwd)
+    own = _effects(plugin, call, context)
+    name = plugin.name
+    if own is None:
+        tools = ", ".join(sorted(plugin.tools)) or "none declared"
+        return (
+            f"'{call.name}' is not a {name} tool ({name}'s tools: {tools}), so only the generic "
+            f"fallback would read it: write the call in {name}'s schema, or say harness: generic"
+        )
+    if own or generic is None or generic is plugin or not isinstance(call.arguments, Mapping):
+        return None
+    fallback = _effects(generic, call, context)
+    if not fallback or not call.arguments:
+        return None
+    fields = ", ".join(sorted(call.arguments))
+    return (
+        f"{name}'s '{call.name}' reads nothing from these arguments ({fields}) where the generic "
+        f"fallback reads '{fallback[0].describe()}': are they another harness's field names?"
+    )
+
+
+def _effects(plugin: Harness, call: ToolCall, context: AnalysisContext) -> list[Effect] | None:
     try:
-        return plugin.effects(call, AnalysisContext(cwd=cwd)) is None
+        return plugin.effects(call, context)
     except Exception:  # the plugin knows the tool but not these arguments: the run says more
-        return False
+        return []
 
 
 def _is_text_list(value: Any) -> bool:

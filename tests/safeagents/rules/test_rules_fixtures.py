@@ -208,6 +208,8 @@ def test_harness_names_and_tools_are_checked_against_the_registry(tmp_path: Path
         "    arguments: {command: rm a}\n    expect: match\n"
         "    history: [{tool: bash, arguments: {command: ls}}]\n"
         "  - {name: generic, harness: generic, tool: Write, arguments: {file_path: a}, "
+        "expect: ok}\n"
+        "  - {name: pi fields, harness: claude-code, tool: Bash, arguments: {cmd: rm a}, "
         "expect: ok}\n",
     )
     harness = default_registry().harness
@@ -220,7 +222,11 @@ def test_harness_names_and_tools_are_checked_against_the_registry(tmp_path: Path
         "read, write), so only the generic fallback would read it"
     )
     assert errors[2].startswith(f"{fixture}:9:22: 'bash' is not a claude-code tool")
-    assert len(errors) == 3
+    assert errors[3] == (
+        f"{fixture}:11:51: claude-code's 'Bash' reads nothing from these arguments (cmd) where "
+        "the generic fallback reads 'exec rm a': are they another harness's field names?"
+    )
+    assert len(errors) == 4
 
 
 def test_case_arguments_must_be_a_mapping_or_text(tmp_path: Path) -> None:
