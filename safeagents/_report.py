@@ -106,14 +106,17 @@ def print_score(console: Console, score: Score) -> None:
             str(counts["fp"]),
             _ratio(counts["tp"], counts["tp"] + counts["fp"]),
         )
-    console.print(rules)
+    print_uncut(console, rules)
 
     for session_id in score.misses:
-        console.print(Text.assemble(("missed ", "yellow"), session_id), highlight=False)
+        console.print(
+            Text.assemble(("missed ", "yellow"), session_id), highlight=False, soft_wrap=True
+        )
     for fp in score.false_positives:
         console.print(
             Text.assemble(("false positive ", "red"), fp["id"], f"  {', '.join(fp['rules'])}"),
             highlight=False,
+            soft_wrap=True,
         )
     if score.contested:
         flagged = sum(c["hacked"] for c in score.contested)

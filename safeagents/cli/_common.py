@@ -25,6 +25,7 @@ __all__ = [
     "UsageError",
     "add_enforcement_options",
     "add_rule_options",
+    "existing",
     "is_option_error",
     "load_rules",
     "parse_aliases",
@@ -97,15 +98,20 @@ def parse_aliases(pairs: Sequence[str]) -> dict[str, str]:
         raise UsageError(f"--model-alias: {exc}") from None
 
 
+def existing(paths: Sequence[str]) -> list[str]:
+    """``paths``, each checked to exist: a missing one is a usage error, not a rule error."""
+    for path in paths:
+        if not Path(path).exists():
+            raise UsageError(f"rule path not found: {path}")
+    return list(paths)
+
+
 def rule_paths(args: argparse.Namespace) -> list[str]:
     """The rule paths ``--rules`` and ``--no-default-rules`` select: the bundled packs, then
     each ``--rules`` path (``[]`` never: without any, the bundled packs alone)."""
     from safeagents.rules import bundled_rules_path
 
-    extra: list[str] = list(args.rules or ())
-    for path in extra:
-        if not Path(path).exists():
-            raise UsageError(f"rule path not found: {path}")
+    extra = existing(args.rules)
     if args.no_default_rules:
         if not extra:
             raise UsageError("--no-default-rules needs --rules PATH (there would be no rules)")

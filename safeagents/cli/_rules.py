@@ -18,6 +18,7 @@ from safeagents.cli._common import (
     Parser,
     UsageError,
     add_rule_options,
+    existing,
     is_option_error,
     load_rules,
     parse_var_pairs,
@@ -224,7 +225,7 @@ def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _paths(args: argparse.Namespace) -> list[str]:
     """``test`` and ``lint`` PATH… arguments: just those packs; else as ``--rules`` says."""
     if args.paths:
-        return [*args.paths, *args.rules]
+        return [*existing(args.paths), *existing(args.rules)]
     return rule_paths(args)
 
 

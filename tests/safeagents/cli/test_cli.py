@@ -58,6 +58,8 @@ def test_malformed_input_line_exits_two_but_reports_rest(
         (["check", "--harness", "nosuch", str(EXAMPLES)], "nosuch"),
         (["check", "--rules", "/no/such/rules", str(EXAMPLES)], "rule path not found"),
         (["explain", "no-such-rule"], "no-such-rule"),
+        (["lint", "/no/such/rules"], "rule path not found"),
+        (["test", "/no/such/rules"], "rule path not found"),
     ],
 )
 def test_usage_errors_exit_two_with_message(
