@@ -1,6 +1,7 @@
-"""Tasks in Harbor's format: the typed ``task.toml``, the loader, and running a task's oracle
+"""Tasks in Harbor's format: the typed ``task.toml``, the loader, running a task's oracle
 and verifier on a workspace (:class:`TaskRunner`, which a sandbox backend implements;
-:class:`SubprocessRunner` is the default). See ``docs/tasks.md``."""
+:class:`SubprocessRunner` is the default), validating tasks and generating them from a
+repository. See ``docs/tasks.md``."""
 
 from trainer.tasks._cli import add_tasks_command, progress_bar
 from trainer.tasks._config import (
@@ -16,6 +17,12 @@ from trainer.tasks._config import (
     TaskConfig,
     TaskMetadata,
     VerifierSection,
+)
+from trainer.tasks._generate import (
+    GenerateOptions,
+    GenerateResult,
+    RepositoryError,
+    generate_tasks,
 )
 from trainer.tasks._load import (
     CONFIG,
@@ -54,7 +61,10 @@ __all__ = [
     "AgentSection",
     "Difficulty",
     "EnvironmentSection",
+    "GenerateOptions",
+    "GenerateResult",
     "PackageSection",
+    "RepositoryError",
     "RewardSource",
     "SafeagentsMetadata",
     "ScriptRun",
@@ -73,6 +83,7 @@ __all__ = [
     "add_tasks_command",
     "copy_workspace",
     "find_task_dirs",
+    "generate_tasks",
     "load_task",
     "load_tasks",
     "progress_bar",

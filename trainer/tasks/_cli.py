@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from trainer.tasks._config import TASK_CLASSES
+from trainer.tasks._generate import GenerateOptions, RepositoryError, generate_tasks
 from trainer.tasks._load import find_task_dirs
 from trainer.tasks._validate import TaskReport, validate_tasks
 
@@ -36,7 +38,9 @@ def progress_bar(console: Console) -> Progress:
 def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
     """``tasks`` and its subcommands, on ``safeagents``' subparsers."""
     tasks = subparsers.add_parser("tasks", help="check and generate tasks in Harbor's format")
-    sub = tasks.add_subparsers(dest="tasks_command", required=True, parser_class=type(tasks))
+    sub = tasks.add_subparsers(
+        dest="tasks_command", metavar="COMMAND", required=True, parser_class=type(tasks)
+    )
     validate = sub.add_parser(
         "validate",
         help="each task loads, its oracle passes and its untouched workspace fails",
@@ -53,6 +57,30 @@ def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     validate.add_argument("--json", metavar="PATH", help="also write the reports as JSON")
     validate.set_defaults(run=run_validate)
+    generate = sub.add_parser(
+        "generate", help="tasks (repair, qa, build, extend) from a repository with a test suite"
+    )
+    generate.add_argument("--repo", required=True, metavar="PATH", help="the repository")
+    generate.add_argument("--out", required=True, metavar="DIR", help="where tasks are written")
+    generate.add_argument(
+        "--classes",
+        default=",".join(TASK_CLASSES),
+        metavar="LIST",
+        help=f"comma-separated task classes (default: {','.join(TASK_CLASSES)})",
+    )
+    generate.add_argument("--limit", type=int, default=20, metavar="N", help="tasks at most")
+    generate.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="the order functions are tried in"
+    )
+    generate.add_argument(
+        "--held-out",
+        action="store_true",
+        help="mark every task of this repository held out (evaluation only)",
+    )
+    generate.add_argument(
+        "--name", metavar="NAME", help="the repository's name in tasks (default: its directory)"
+    )
+    generate.set_defaults(run=run_generate)
 
 
 def _show(report: TaskReport, out: Console) -> None:
@@ -98,3 +126,53 @@ def run_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"[red]error:[/] cannot write {escape(args.json)}: {escape(str(problem))}")
             return EXIT_USAGE
     return EXIT_INVALID if invalid else EXIT_OK
+
+
+def _classes(text: str) -> list[Any]:
+    chosen = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = sorted(set(chosen) - set(TASK_CLASSES))
+    if unknown or not chosen:
+        raise ValueError(
+            f"--classes: unknown {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(TASK_CLASSES)}"
+        )
+    return list(dict.fromkeys(chosen))
+
+
+def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Exit 0 when a task was written, 1 when none could be, 2 on usage or a bad repository."""
+    try:
+        classes = _classes(args.classes)
+        if args.limit < 1:
+            raise ValueError("--limit must be at least 1")
+    except ValueError as problem:
+        err.print(f"[red]error:[/] {escape(str(problem))}")
+        return EXIT_USAGE
+    options = GenerateOptions(
+        repo=Path(args.repo),
+        out=Path(args.out),
+        classes=classes,
+        limit=args.limit,
+        seed=args.seed,
+        held_out=args.held_out,
+        name=args.name,
+    )
+    with progress_bar(err) as progress:
+        bar = progress.add_task("generating", total=args.limit)
+        try:
+            result = generate_tasks(
+                options,
+                on_note=lambda text: progress.update(bar, description=escape(text[:60])),
+                on_task=lambda _: progress.advance(bar),
+            )
+        except RepositoryError as problem:
+            err.print(f"[red]error:[/] {escape(str(problem))}", soft_wrap=True)
+            return EXIT_USAGE
+        except OSError as problem:
+            err.print(f"[red]error:[/] {escape(str(problem))}", soft_wrap=True)
+            return EXIT_USAGE
+    counts = ", ".join(f"{result.by_class[name]} {name}" for name in classes)
+    out.print(f"{len(result.written)} tasks in {escape(args.out)} ({counts})", highlight=False)
+    for reason, count in result.rejected.most_common():
+        out.print(f"  skipped {count}: {reason}", markup=False, highlight=False)
+    return EXIT_OK if result.written else EXIT_INVALID
