@@ -57,10 +57,12 @@ class Engine:
         """Findings for ``effects`` of ``call``: per rule, the first effect it matches."""
         effects = tuple(effects)
         state = session if session is not None else SessionState()
+        analysis = context if context is not None else AnalysisContext()
+        state.model.begin_call(analysis.cwd)
         call_context = CallContext(
             call=call,
             harness=harness,
-            analysis=context if context is not None else AnalysisContext(),
+            analysis=analysis,
             session=state,
             effects=effects,
             is_test_path=self._test_path,
@@ -78,6 +80,7 @@ class Engine:
                 ):
                     fired.add(index)
                     findings.append(_finding(rule, effect, call))
+            state.model.observe_effect(effect)
         if session is not None:
             session.effects.extend(effects)
         return tuple(findings)
