@@ -150,7 +150,7 @@ class SessionModel:
                     self._pending[-1] = True
         elif effect.kind == "write":
             if not self._known(path):
-                if _creates(effect) and not self._named(path):
+                if self.creates(effect):
                     self._facts.created.add(path)
                     self._new_directories(path)
                 else:
@@ -186,6 +186,18 @@ class SessionModel:
         """Whether the session showed ``path`` existing before the agent wrote it (a read,
         an edit, a listing or output naming it, the instruction naming it)."""
         return _has(self._facts, "existing", path) or self._named(path)
+
+    def creates(self, effect: Effect) -> bool:
+        """Whether ``effect`` (not yet observed) creates its file: a whole-file write of a
+        path that neither the agent created nor the session showed before."""
+        path = effect.path
+        return (
+            effect.kind == "write"
+            and path is not None
+            and _creates(effect)
+            and not self._known(path)
+            and not self._named(path)
+        )
 
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by
