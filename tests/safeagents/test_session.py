@@ -182,7 +182,7 @@ def test_git_reveals_that_a_file_taken_as_the_agents_was_tracked() -> None:
 
 
 def test_check_reports_a_late_finding_with_the_output_that_revealed_it() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "Fix the parser."},
         {"role": "assistant", "tool_calls": [_call("c1", "cat > tests/test_p.py <<'EOF'\nx\nEOF")]},
         {"role": "tool", "tool_call_id": "c1", "content": ""},
