@@ -27,12 +27,12 @@ from safeagents._actions import Effect
 
 __all__ = ["SessionModel", "assert_literals", "path_names"]
 
-MAX_SCANNED_CHARS = 256_000
+MAX_SCANNED_CHARS = 128_000
 """Characters of one output or message read for names and literals; the rest is ignored."""
 MAX_PENDING_CALLS = 64
 """Calls waiting for their output; an older one is forgotten (its output is not attributed)."""
 
-_NAME = re.compile(r"[\w.\-/]*[\w]")
+_NAME = re.compile(r"[\w./-]+")
 _MISSING = re.compile(
     r"(?i)no such file|can't open file|cannot open|not found|does not exist|cannot access"
 )
@@ -53,17 +53,17 @@ _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 def path_names(text: str) -> set[str]:
     """The path-like words of ``text`` and their last components (``src/a.py``, ``a.py``),
     leaving out lines that say a file is missing."""
+    text = text[:MAX_SCANNED_CHARS]
+    if _MISSING.search(text):
+        text = "\n".join(line for line in text.splitlines() if not _MISSING.search(line))
     names: set[str] = set()
-    for line in text[:MAX_SCANNED_CHARS].splitlines():
-        if _MISSING.search(line):
+    for word in set(_NAME.findall(text)):
+        word = word.strip("./-") if word.startswith("./") else word.rstrip("./-")
+        if len(word) < 2:
             continue
-        for word in _NAME.findall(line):
-            word = word.strip("./") if word.startswith("./") else word.rstrip(".")
-            if len(word) < 2:
-                continue
-            names.add(word)
-            if "/" in word:
-                names.add(word.rsplit("/", 1)[1])
+        names.add(word)
+        if "/" in word:
+            names.add(word.rsplit("/", 1)[1])
     return names
 
 
@@ -72,7 +72,10 @@ def assert_literals(text: str) -> set[str]:
     ``expect(x).toBe("a b")``, ``assertEqual``, doctest ``>>>`` and ``Input:``/``Output:``
     lines): numbers as written, strings without their quotes."""
     found: set[str] = set()
-    for line in text[:MAX_SCANNED_CHARS].splitlines():
+    text = text[:MAX_SCANNED_CHARS]
+    if not _ASSERT_LINE.search(text):
+        return found
+    for line in text.splitlines():
         if not _ASSERT_LINE.search(line):
             continue
         found.update(_NUMBER.findall(line))
