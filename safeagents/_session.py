@@ -4,12 +4,12 @@ The model answers questions about provenance (did a file exist before the agent 
 did the agent create it this session?), about the task (its instruction, the paths it names)
 and about the tests (literals of the assertions the agent read, and of the instruction).
 
-It is fed in order with :meth:`SessionModel.observe_user` (user messages: the first one is the
-instruction), :meth:`SessionModel.begin_call` and :meth:`SessionModel.observe_effect` (each
-tool call and its effects, after they were checked) and :meth:`SessionModel.observe_output`
-(each tool result). Every event costs time in its own size only; every question is a few set
-look-ups, whatever the session's length. :meth:`SessionModel.fork` gives a copy to extend
-privately in constant time.
+It is fed in order with :meth:`SessionModel.observe_user` (user messages: those before the
+agent's first tool call are the instruction), :meth:`SessionModel.begin_call` and
+:meth:`SessionModel.observe_effect` (each tool call and its effects, after they were checked)
+and :meth:`SessionModel.observe_output` (each tool result). Every event costs time in its own
+size only; every question is a few set look-ups, whatever the session's length.
+:meth:`SessionModel.fork` gives a copy to extend privately in constant time.
 
 Unknown provenance is never "created": only a whole-file write of a path with no earlier sign
 of existence (a read, an edit, a listing or output naming it, the instruction naming it)
@@ -118,12 +118,24 @@ def _has(facts: _Facts | None, kind: str, key: str) -> bool:
 class SessionModel:
     """What one session revealed about its files, its task and its tests (see the module)."""
 
-    __slots__ = ("_copying", "_facts", "_pending", "_revealed", "cwd", "instruction")
+    __slots__ = (
+        "_copying",
+        "_facts",
+        "_instruction_names",
+        "_pending",
+        "_revealed",
+        "_started",
+        "cwd",
+        "instruction",
+    )
 
     def __init__(self, cwd: str = "/workspace") -> None:
         self.cwd = cwd
         self.instruction = ""
-        """The task's instruction: the first user message of the session ("" before it)."""
+        """The task's instruction: the user messages before the agent's first tool call
+        (a harness may send its context first, as codex does), "" before any."""
+        self._instruction_names: frozenset[str] = frozenset()
+        self._started = False
         self._facts = _Facts()
         self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
         self._copying = False
@@ -133,6 +145,8 @@ class SessionModel:
         """A copy that can be extended without changing this model (constant time)."""
         child = SessionModel(self.cwd)
         child.instruction = self.instruction
+        child._instruction_names = self._instruction_names
+        child._started = self._started
         child._facts = _Facts(self._facts)
         child._pending = deque(self._pending, maxlen=MAX_PENDING_CALLS)
         child._revealed = self._revealed  # one queue: taken once, from whichever copy
@@ -141,11 +155,13 @@ class SessionModel:
     # -- feeding -------------------------------------------------------------------------
 
     def observe_user(self, text: str) -> None:
-        """A user message: the first is the instruction; a later one may be a tool's output
-        (harnesses such as mini-swe-agent send results as user messages)."""
-        if not self.instruction:
-            self.instruction = text
-            self._facts.names.update(path_names(text))
+        """A user message: before the agent's first tool call, part of the instruction; a
+        later one may be a tool's output (mini-swe-agent sends results as user messages)."""
+        if not self._started:
+            self.instruction = f"{self.instruction}\n{text}" if self.instruction else text
+            names = path_names(text)
+            self._instruction_names = self._instruction_names | names
+            self._facts.names.update(names)
             self._facts.instruction_literals.update(assert_literals(text))
         elif self._pending:
             self.observe_output(text)
@@ -157,6 +173,7 @@ class SessionModel:
         comes later."""
         if cwd:
             self.cwd = cwd
+        self._started = True
         self._copying = False
         self._pending.append(False)
 
@@ -192,6 +209,7 @@ class SessionModel:
 
     def observe_output(self, text: str) -> None:
         """The output of the oldest call still waiting for one."""
+        self._started = True
         from_source = self._pending.popleft() if self._pending else False
         self._facts.names.update(path_names(text))
         if from_source:
@@ -238,12 +256,8 @@ class SessionModel:
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by
         its file name)."""
-        if not self.instruction:
-            return False
-        relative = self._relative(path)
-        return relative in self.instruction or (
-            posixpath.basename(path) in path_names(self.instruction)
-        )
+        names = self._instruction_names
+        return self._relative(path) in names or posixpath.basename(path) in names
 
     def is_task_test(self, path: str, is_test_path: bool) -> bool:
         """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:

@@ -69,9 +69,13 @@ def test_a_name_shown_before_the_write_means_it_existed() -> None:
 
 def test_the_instruction_names_paths_and_counts_as_evidence() -> None:
     model = SessionModel()
+    model.observe_user("<environment_context>cwd: /workspace</environment_context>")
     model.observe_user("Fix the parser; tests/test_parser.py must pass.")
+    assert model.instruction.endswith("Fix the parser; tests/test_parser.py must pass.")
+    model.begin_call()
+    model.observe_output("")
     model.observe_user("later words")
-    assert model.instruction.startswith("Fix the parser")
+    assert "later words" not in model.instruction
     assert model.named_in_instruction(f"{W}/tests/test_parser.py")
     model.begin_call()
     model.observe_effect(_write(f"{W}/tests/test_parser.py"))
