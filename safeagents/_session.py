@@ -181,6 +181,8 @@ class SessionModel:
         """An effect of the current call, after it was checked."""
         path = effect.path
         copying, self._copying = self._copying, False
+        if effect.kind == "exec" and effect.argv0 is not None:
+            self._made_directories(effect.argv)
         if path is None:
             return
         if effect.kind == "read" and self.created(path):
@@ -194,7 +196,6 @@ class SessionModel:
             if not self._known(path):
                 if self.creates(effect) or (copying and self._copies(effect)):
                     self._facts.created.add(path)
-                    self._new_directories(path)
                 else:
                     self._mark_existing(path)
         elif effect.kind in ("delete", "move"):
@@ -306,13 +307,25 @@ class SessionModel:
             self._facts, "names", path
         )
 
-    def _new_directories(self, path: str) -> None:
-        """The top directory of a created ``path`` (the one right below the working
-        directory) when nothing showed it before: the agent made it, and all below it
-        (``mkdir -p scratch/x`` leaves no effect of its own). Deeper ones are never assumed new."""
-        parents = list(_self_and_parents(path, self.cwd))[1:]
-        if parents and not self._known(parents[-1]) and not self._named(parents[-1]):
-            self._facts.created.add(parents[-1])
+    def _made_directories(self, argv: tuple[str, ...]) -> None:
+        """``mkdir DIR`` without ``-p`` fails on an existing directory: a DIR the session never
+        showed is the agent's, and so is all below it. (``mkdir -p`` proves nothing, nor does
+        a file written into a directory never shown: ``tests/`` may well be there.)"""
+        if not argv or posixpath.basename(argv[0]) != "mkdir":
+            return
+        operands: list[str] = []
+        words = iter(argv[1:])
+        for word in words:
+            if word in ("-p", "--parents") or (word[:1] == "-" != word[1:2] and "p" in word):
+                return
+            if word in ("-m", "--mode", "-Z", "--context"):
+                next(words, None)
+            elif not word.startswith("-"):
+                operands.append(word)
+        for operand in operands:
+            path = posixpath.normpath(posixpath.join(self.cwd, operand))
+            if not self._known(path) and not self._named(path):
+                self._facts.created.add(path)
 
     def _mark_existing(self, path: str) -> None:
         if not _has(self._facts, "existing", path):

@@ -82,17 +82,21 @@ def test_the_instruction_names_paths_and_counts_as_evidence() -> None:
     assert model.is_task_test(f"{W}/tests/test_parser.py", is_test_path=True)
 
 
-def test_moves_carry_provenance_and_new_top_directories_count_as_created() -> None:
+def test_moves_carry_provenance_and_only_mkdir_makes_a_directory_the_agents() -> None:
     model = _model(
         _write(f"{W}/scratch/deep/test_x.py"),
         Effect("move", path=f"{W}/scratch/deep/test_x.py", dest=f"{W}/test_y.py"),
         Effect("move", path=f"{W}/tests/test_z.py", dest=f"{W}/tests/test_w.py"),
+        Effect("exec", argv0="mkdir", argv=("mkdir", "repro", "-m", "700")),
+        Effect("exec", argv0="mkdir", argv=("mkdir", "-p", "tests")),
+        Effect("exec", argv0="mkdir", argv=("mkdir", "-vp", "spec")),
     )
-    assert model.created(f"{W}/scratch") and model.created(f"{W}/scratch/deep")
     assert model.created(f"{W}/test_y.py")
     assert not model.created(f"{W}/tests/test_w.py") and not model.created(W)
-    shown = _model(Effect("exec"), "src tests", _write(f"{W}/tests/new/test_q.py"))
-    assert not shown.created(f"{W}/tests") and not shown.created(f"{W}/tests/new")
+    assert not model.created(f"{W}/scratch")  # a file written into it proves nothing
+    assert model.created(f"{W}/repro") and model.created(f"{W}/repro/a/test_b.py")
+    assert not model.created(f"{W}/tests") and not model.created(f"{W}/spec")  # mkdir -p
+    assert not model.created(f"{W}/700")
 
 
 def test_assertion_literals_come_from_reads_and_the_instruction_only() -> None:
