@@ -25,6 +25,7 @@ __all__ = [
     "decode_arguments",
     "json_too_deep",
     "normalise_path",
+    "said_effects",
 ]
 
 MAX_ARGUMENT_DEPTH = 100
@@ -82,7 +83,7 @@ def _text_too_deep(text: str) -> bool:
 _JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*+"')
 _BRACKETS = re.compile(r"[\[\]{}]")
 
-EffectKind = Literal["exec", "read", "write", "delete", "move", "network", "search"]
+EffectKind = Literal["exec", "read", "write", "delete", "move", "network", "search", "say"]
 EFFECT_KINDS: tuple[EffectKind, ...] = (
     "exec",
     "read",
@@ -91,7 +92,10 @@ EFFECT_KINDS: tuple[EffectKind, ...] = (
     "move",
     "network",
     "search",
+    "say",
 )
+"""``say`` is one sentence of the model's own text (content or reasoning) in its ``text``;
+the firewall makes them (:func:`said_effects`), never a harness plugin."""
 
 UNANALYSABLE_REASONS = {
     "budget": "run a command too long or too deeply nested to check",
@@ -172,7 +176,8 @@ def normalise_path(path: str, cwd: str = "/workspace", home: str = "/root") -> s
 class Effect:
     """One canonical action a tool call would perform.
 
-    Fields not meaningful for a kind stay ``None``/empty. ``path`` and ``dest`` are
+    Fields not meaningful for a kind stay ``None``/empty; ``text`` is a ``say`` effect's
+    sentence. ``path`` and ``dest`` are
     always normalised absolute paths. ``opaque`` marks an ``exec`` whose text could
     not be resolved statically (``$(...)``, decoded pipes into a shell, ``eval $x``).
     ``unanalysable`` (a key of :data:`UNANALYSABLE_REASONS`, on an opaque ``exec``) says that
@@ -194,9 +199,12 @@ class Effect:
     pattern: str | None = None
     opaque: bool = False
     unanalysable: str | None = None
+    text: str | None = None
 
     def describe(self) -> str:
         """A short human phrase: ``delete /workspace/tests/test_x.py``."""
+        if self.kind == "say":
+            return f'said "{_clip(self.text or "", 100)}"'
         target = self.path or self.url or self.command or self.pattern or ""
         if self.kind == "move" and self.dest:
             target = f"{self.path} -> {self.dest}"
@@ -211,3 +219,20 @@ class Effect:
 def _clip(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+MAX_SAID_CHARS = 65_536
+"""Characters of one turn's text split into ``say`` effects; the rest is not read."""
+MAX_SENTENCE_CHARS = 1_000
+"""A longer sentence is cut into pieces of this size (bounded regex scans)."""
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def said_effects(text: str) -> tuple[Effect, ...]:
+    """One ``say`` effect per sentence (or line) of ``text``, the model's own words."""
+    effects: list[Effect] = []
+    for sentence in _SENTENCE_END.split(text[:MAX_SAID_CHARS]):
+        sentence = sentence.strip()
+        for start in range(0, len(sentence), MAX_SENTENCE_CHARS):
+            effects.append(Effect("say", text=sentence[start : start + MAX_SENTENCE_CHARS]))
+    return tuple(effects)

@@ -25,6 +25,7 @@ from safeagents.rules._tree import (
     FieldTest,
     NoneOf,
     PatternTest,
+    TurnTest,
     Value,
 )
 from safeagents.rules._values import Namespace, UnknownReferenceError
@@ -47,11 +48,12 @@ TEXT_FIELDS = (
     "tool",
     "harness",
     "unanalysable",
+    "text",
 )
 BOOL_FIELDS = ("new_file", "opaque")
 FIELDS = ("effect", *TEXT_FIELDS, *BOOL_FIELDS)
 MATCHERS = ("equals", "in", "glob", "regex", "contains")
-_COMBINATORS = ("all", "any", "not", "macro", "detector")
+_COMBINATORS = ("all", "any", "not", "turn", "macro", "detector")
 
 
 class MacroTable:
@@ -110,6 +112,8 @@ class ConditionParser:
             if isinstance(value, list):
                 return NoneOf(self._children(document, key, value, path))
             return NoneOf((self.parse(document, value, path),))
+        if key == "turn":
+            return TurnTest(self.parse(document, value, path))
         if key == "macro":
             if not isinstance(value, str):
                 self._error(document, path, f"macro: expected a macro name, got {show(value)}")
