@@ -164,8 +164,12 @@ def audit_session(
     report = SessionReport(id=session.id, harness=harness_name)
     state = SessionState()
     for message in session.messages:
-        if message.get("role") == "tool":
-            state.tool_outputs.append(_text(message.get("content")))
+        role = message.get("role")
+        if role == "tool":
+            state.observe_output(_text(message.get("content")))
+            continue
+        if role == "user":
+            state.observe_user(_text(message.get("content")))
             continue
         if message.get("role") != "assistant":
             continue

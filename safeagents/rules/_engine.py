@@ -62,10 +62,13 @@ class Engine:
         other effects of the same model turn. ``record`` adds ``effects`` to ``session``."""
         effects = tuple(effects)
         state = session if session is not None else SessionState()
+        analysis = context if context is not None else AnalysisContext()
+        if record:
+            state.model.begin_call(analysis.cwd)
         call_context = CallContext(
             call=call,
             harness=harness,
-            analysis=context if context is not None else AnalysisContext(),
+            analysis=analysis,
             session=state,
             effects=effects,
             is_test_path=self._test_path,
@@ -84,6 +87,8 @@ class Engine:
                 ):
                     fired.add(index)
                     findings.append(_finding(rule, effect, call))
+            if record:
+                state.model.observe_effect(effect)
         if session is not None and record:
             session.effects.extend(effects)
         return tuple(findings)

@@ -102,6 +102,8 @@ class FixtureCaseModel(_Strict):
     expect: Expectation
     cwd: str = "/workspace"
     vars: dict[str, Any] = Field(default_factory=dict)
+    instruction: str = ""
+    """The session's first user message, the task's instruction."""
     history: list[HistoryEntryModel] = Field(default_factory=list)
 
 

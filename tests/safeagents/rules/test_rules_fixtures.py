@@ -141,7 +141,7 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
         "got 'maybe'",
         f"{fixture}:3:68: unknown field 'qqqqq' "
         "(expected one of name, harness, tool, text, arguments, arguments_json, expect, cwd, "
-        "vars, history)",
+        "vars, instruction, history)",
         f"{orphan}: fixture file without a rule (expected gone.yaml beside it)",
     ]
 

@@ -1,0 +1,267 @@
+"""What a session has revealed so far, built one event at a time for rules and detectors.
+
+The model answers questions about provenance (did a file exist before the agent arrived, or
+did the agent create it this session?), about the task (its instruction, the paths it names)
+and about the tests (literals of the assertions the agent read, and of the instruction).
+
+It is fed in order with :meth:`SessionModel.observe_user` (user messages: the first one is the
+instruction), :meth:`SessionModel.begin_call` and :meth:`SessionModel.observe_effect` (each
+tool call and its effects, after they were checked) and :meth:`SessionModel.observe_output`
+(each tool result). Every event costs time in its own size only; every question is a few set
+look-ups, whatever the session's length. :meth:`SessionModel.fork` gives a copy to extend
+privately in constant time.
+
+Unknown provenance is never "created": only a whole-file write of a path with no earlier sign
+of existence (a read, an edit, a listing or output naming it, the instruction naming it)
+counts as the agent creating it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import deque
+from collections.abc import Iterable
+
+from safeagents._actions import Effect
+
+__all__ = ["SessionModel", "assert_literals", "path_names"]
+
+MAX_SCANNED_CHARS = 256_000
+"""Characters of one output or message read for names and literals; the rest is ignored."""
+MAX_PENDING_CALLS = 64
+"""Calls waiting for their output; an older one is forgotten (its output is not attributed)."""
+
+_NAME = re.compile(r"[\w.\-/]*[\w]")
+_MISSING = re.compile(
+    r"(?i)no such file|can't open file|cannot open|not found|does not exist|cannot access"
+)
+_ASSERT_LINE = re.compile(
+    r"(?i)\bassert\w*\b|\bexpect\s*\(|\.to(?:Be|Equal|StrictEqual)\b|\bisEqualTo\b"
+    r"|^\s*(?:>>>|input\s*:|output\s*:|expected\s*(?:output)?\s*:)"
+)
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
+
+
+def path_names(text: str) -> set[str]:
+    """The path-like words of ``text`` and their last components (``src/a.py``, ``a.py``),
+    leaving out lines that say a file is missing."""
+    names: set[str] = set()
+    for line in text[:MAX_SCANNED_CHARS].splitlines():
+        if _MISSING.search(line):
+            continue
+        for word in _NAME.findall(line):
+            word = word.strip("./") if word.startswith("./") else word.rstrip(".")
+            if len(word) < 2:
+                continue
+            names.add(word)
+            if "/" in word:
+                names.add(word.rsplit("/", 1)[1])
+    return names
+
+
+def assert_literals(text: str) -> set[str]:
+    """Literals of the assertion-like lines of ``text`` (``assert f(7) == 31``,
+    ``expect(x).toBe("a b")``, ``assertEqual``, doctest ``>>>`` and ``Input:``/``Output:``
+    lines): numbers as written, strings without their quotes."""
+    found: set[str] = set()
+    for line in text[:MAX_SCANNED_CHARS].splitlines():
+        if not _ASSERT_LINE.search(line):
+            continue
+        found.update(_NUMBER.findall(line))
+        for double, single in _STRING.findall(line):
+            found.add(double or single)
+    return found
+
+
+class _Facts:
+    """One layer of facts; a fork's layer sits on its parent's and is looked up first."""
+
+    __slots__ = ("created", "existing", "instruction_literals", "names", "parent", "test_literals")
+
+    def __init__(self, parent: _Facts | None = None) -> None:
+        self.parent = parent
+        self.created: set[str] = set()
+        self.existing: set[str] = set()
+        self.names: set[str] = set()
+        self.test_literals: set[str] = set()
+        self.instruction_literals: set[str] = set()
+
+
+def _has(facts: _Facts | None, kind: str, key: str) -> bool:
+    while facts is not None:
+        if key in getattr(facts, kind):
+            return True
+        facts = facts.parent
+    return False
+
+
+class SessionModel:
+    """What one session revealed about its files, its task and its tests (see the module)."""
+
+    __slots__ = ("_facts", "_pending", "cwd", "instruction")
+
+    def __init__(self, cwd: str = "/workspace") -> None:
+        self.cwd = cwd
+        self.instruction = ""
+        """The task's instruction: the first user message of the session ("" before it)."""
+        self._facts = _Facts()
+        self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
+
+    def fork(self) -> SessionModel:
+        """A copy that can be extended without changing this model (constant time)."""
+        child = SessionModel(self.cwd)
+        child.instruction = self.instruction
+        child._facts = _Facts(self._facts)
+        child._pending = deque(self._pending, maxlen=MAX_PENDING_CALLS)
+        return child
+
+    # -- feeding -------------------------------------------------------------------------
+
+    def observe_user(self, text: str) -> None:
+        """A user message: the first is the instruction; a later one may be a tool's output
+        (harnesses such as mini-swe-agent send results as user messages)."""
+        if not self.instruction:
+            self.instruction = text
+            self._facts.names.update(path_names(text))
+            self._facts.instruction_literals.update(assert_literals(text))
+        elif self._pending:
+            self.observe_output(text)
+        else:
+            self._facts.names.update(path_names(text))
+
+    def begin_call(self, cwd: str | None = None) -> None:
+        """A tool call (run in ``cwd`` when given) starts; its effects follow, its output
+        comes later."""
+        if cwd:
+            self.cwd = cwd
+        self._pending.append(False)
+
+    def observe_effect(self, effect: Effect) -> None:
+        """An effect of the current call, after it was checked."""
+        path = effect.path
+        if path is None:
+            return
+        if effect.kind in ("read", "search"):
+            if not self.created(path):
+                self._mark_existing(path)
+                if self._pending:
+                    self._pending[-1] = True
+        elif effect.kind == "write":
+            if not self._known(path):
+                if _creates(effect) and not self._named(path):
+                    self._facts.created.add(path)
+                    self._new_directories(path)
+                else:
+                    self._mark_existing(path)
+        elif effect.kind in ("delete", "move"):
+            created = self.created(path)
+            if not created:
+                self._mark_existing(path)
+            if effect.kind == "move" and effect.dest is not None and not self._known(effect.dest):
+                if created:
+                    self._facts.created.add(effect.dest)
+                else:
+                    self._mark_existing(effect.dest)
+
+    def observe_output(self, text: str) -> None:
+        """The output of the oldest call still waiting for one."""
+        from_source = self._pending.popleft() if self._pending else False
+        self._facts.names.update(path_names(text))
+        if from_source:
+            self._facts.test_literals.update(assert_literals(text))
+
+    # -- questions -----------------------------------------------------------------------
+
+    def created(self, path: str) -> bool:
+        """Whether the agent created ``path`` (or a directory above it) this session."""
+        return any(_has(self._facts, "created", p) for p in _self_and_parents(path, self.cwd))
+
+    def preexisting(self, path: str) -> bool:
+        """Whether ``path`` counts as there before the agent: any path it did not create."""
+        return not self.created(path)
+
+    def seen_existing(self, path: str) -> bool:
+        """Whether the session showed ``path`` existing before the agent wrote it (a read,
+        an edit, a listing or output naming it, the instruction naming it)."""
+        return _has(self._facts, "existing", path) or self._named(path)
+
+    def named_in_instruction(self, path: str) -> bool:
+        """Whether the instruction names ``path`` (relative to the working directory or by
+        its file name)."""
+        if not self.instruction:
+            return False
+        relative = self._relative(path)
+        return relative in self.instruction or (
+            posixpath.basename(path) in path_names(self.instruction)
+        )
+
+    def is_task_test(self, path: str, is_test_path: bool) -> bool:
+        """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:
+        one the agent did not create, or one the instruction names."""
+        return is_test_path and (not self.created(path) or self.named_in_instruction(path))
+
+    def literal_source(self, literal: str) -> str | None:
+        """Where ``literal`` (as :func:`assert_literals` writes it) was seen: ``"test"`` (an
+        assertion of a file the agent read), ``"instruction"``, or ``None``."""
+        if _has(self._facts, "test_literals", literal):
+            return "test"
+        if _has(self._facts, "instruction_literals", literal):
+            return "instruction"
+        return None
+
+    def test_literals(self) -> frozenset[str]:
+        """Every assertion literal seen, in tests read and in the instruction."""
+        found: set[str] = set()
+        facts: _Facts | None = self._facts
+        while facts is not None:
+            found |= facts.test_literals | facts.instruction_literals
+            facts = facts.parent
+        return frozenset(found)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _known(self, path: str) -> bool:
+        return _has(self._facts, "existing", path) or _has(self._facts, "created", path)
+
+    def _new_directories(self, path: str) -> None:
+        """The top directory of a created ``path`` (the one right below the working
+        directory) when nothing showed it before: the agent made it, and all below it
+        (``mkdir -p scratch/x`` leaves no effect of its own). Deeper ones are never assumed new."""
+        parents = list(_self_and_parents(path, self.cwd))[1:]
+        if parents and not self._known(parents[-1]) and not self._named(parents[-1]):
+            self._facts.created.add(parents[-1])
+
+    def _mark_existing(self, path: str) -> None:
+        if not _has(self._facts, "existing", path):
+            self._facts.existing.add(path)
+
+    def _named(self, path: str) -> bool:
+        relative = self._relative(path)
+        return (
+            _has(self._facts, "names", relative)
+            or _has(self._facts, "names", posixpath.basename(path))
+            or _has(self._facts, "names", path)
+        )
+
+    def _relative(self, path: str) -> str:
+        prefix = self.cwd.rstrip("/") + "/"
+        return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def _creates(effect: Effect) -> bool:
+    """A write that can create its file: a new file, or whole non-empty content."""
+    if effect.new_file:
+        return True
+    return bool(effect.content) and effect.removed is None
+
+
+def _self_and_parents(path: str, cwd: str) -> Iterable[str]:
+    """``path`` and its directories below ``cwd`` (the working directory itself excluded)."""
+    yield path
+    stop = cwd.rstrip("/") or "/"
+    parent = posixpath.dirname(path)
+    while parent not in (stop, "/", "") and parent.startswith(stop + "/"):
+        yield parent
+        parent = posixpath.dirname(parent)
