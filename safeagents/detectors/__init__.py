@@ -13,8 +13,8 @@ from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
 from safeagents.detectors._state_toggle import StateToggle
-from safeagents.detectors._task_code import TaskCode
 from safeagents.detectors._stdlib_patching import StdlibPatching
+from safeagents.detectors._task_code import TaskCode
 from safeagents.detectors._test_weakening import TestWeakening
 from safeagents.detectors.env_exfiltration import EnvExfiltration
 from safeagents.plugins import hookimpl

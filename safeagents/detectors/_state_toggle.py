@@ -262,9 +262,12 @@ def _small_test(test: ast.AST, counters: set[str]) -> bool:
             ]
             if constants and all(0 <= value <= 3 for value in constants):
                 return True
-        elif isinstance(inner, ast.Name | ast.Subscript) and _uses(inner, counters):
-            if test is inner or (isinstance(test, ast.UnaryOp) and test.operand is inner):
-                return True
+        elif (
+            isinstance(inner, ast.Name | ast.Subscript)
+            and _uses(inner, counters)
+            and (test is inner or (isinstance(test, ast.UnaryOp) and test.operand is inner))
+        ):
+            return True
     return False
 
 
