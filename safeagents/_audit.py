@@ -175,7 +175,11 @@ def audit_session(
             continue
         calls = list(_calls_of(message))
         verdicts, spoken = firewall.check_turn(
-            calls, text=_said_text(message), harness=harness_name, context=context, session=state
+            calls,
+            text=firewall.message_text(message),
+            harness=harness_name,
+            context=context,
+            session=state,
         )
         report.tool_calls += len(calls)
         for verdict in verdicts:
@@ -185,16 +189,6 @@ def audit_session(
             replace(f, tool_call_id=first.id, tool=first.name) if first else f for f in spoken
         )
     return report
-
-
-_REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
-
-
-def _said_text(message: Mapping[str, Any]) -> str:
-    """What an assistant message says in its own words: reasoning, then content."""
-    parts = [_text(message.get(key)) for key in _REASONING_KEYS if message.get(key)]
-    parts.append(_text(message.get("content")))
-    return "\n".join(part for part in parts if part)
 
 
 def _detect_harness(firewall: Firewall, session: Session, calls: list[ToolCall]) -> str:

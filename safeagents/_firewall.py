@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from safeagents._actions import AnalysisContext, Effect, ToolCall, said_effects
 from safeagents._detector import SessionState
@@ -56,6 +57,13 @@ class Firewall:
         return CallVerdict(call=call, harness=harness, effects=effects, findings=findings)
 
     @staticmethod
+    def message_text(message: Mapping[str, Any]) -> str:
+        """What an assistant chat message says in its own words: reasoning, then content."""
+        parts = [_text(message.get(key)) for key in _REASONING_KEYS]
+        parts.append(_text(message.get("content")))
+        return "\n".join(part for part in parts if part)
+
+    @staticmethod
     def said(text: str) -> tuple[Effect, ...]:
         """The ``say`` effects of a turn's text (content and reasoning), one per sentence."""
         return said_effects(text)
@@ -105,3 +113,15 @@ class Firewall:
             said, calls=verdicts, harness=harness, context=context, session=session
         )
         return verdicts, spoken
+
+
+_REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
+
+
+def _text(value: Any) -> str:
+    """Text of a message field: a string, or the ``text`` of a list of parts."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(str(part.get("text") or "") for part in value if isinstance(part, Mapping))
+    return ""
