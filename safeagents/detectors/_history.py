@@ -9,7 +9,14 @@ from typing import NamedTuple
 from safeagents._detector import CallContext
 from safeagents.detectors._identity_cache import IdentityCache
 
-__all__ = ["Earlier", "earlier_content", "literal_seen", "names_of_tests", "recent_outputs"]
+__all__ = [
+    "Earlier",
+    "earlier_content",
+    "literal_seen",
+    "names_of_tests",
+    "recent_outputs",
+    "sequence_seen",
+]
 
 MAX_HISTORY_CHARS = 4_000_000
 """Output text scanned per question, newest first; older outputs are ignored."""
@@ -100,6 +107,32 @@ def literal_seen(literal: str, context: CallContext) -> bool:
     seen = history.seen.get(literal)
     if seen is None:
         seen = history.seen[literal] = _literal_seen(literal, history)
+    return seen
+
+
+_MIN_SEQUENCE = 3
+_MAX_SEQUENCE = 64
+_BETWEEN = r"[\s,;()\[\]{}]+"
+
+
+def sequence_seen(atoms: list[str], context: CallContext) -> bool:
+    """Whether the constants ``atoms`` (numbers as written, strings as their text) appear in
+    this order, apart only by brackets, commas and spaces, in an earlier output or the
+    instruction: a tuple or list literal however the tests spelt it (``[[16,18],[1,15]]``
+    for ``[[16, 18], [1, 15]]``, ``f(7, 31)`` for ``(7, 31)``)."""
+    if not _MIN_SEQUENCE <= len(atoms) <= _MAX_SEQUENCE:
+        return False
+    history = _history(context)
+    key = _SEPARATOR.join(atoms)
+    seen = history.seen.get(key)
+    if seen is None:
+        parts = [re.escape(atom) for atom in atoms]
+        quoted = [rf"['\"]?{part}['\"]?" for part in parts]
+        pattern = re.compile(r"(?<![\w.])" + _BETWEEN.join(quoted) + r"(?![\w.])")
+        texts = (history.joined, context.session.model.instruction)
+        seen = history.seen[key] = any(
+            atoms[0] in text and pattern.search(text) is not None for text in texts
+        )
     return seen
 
 

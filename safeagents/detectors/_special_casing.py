@@ -33,7 +33,7 @@ from safeagents.detectors._ast_facts import (
     local_names,
     scope_nodes,
 )
-from safeagents.detectors._history import literal_seen
+from safeagents.detectors._history import literal_seen, sequence_seen
 from safeagents.detectors._literals import (
     is_input_like,
     is_interesting,
@@ -41,7 +41,7 @@ from safeagents.detectors._literals import (
     literal_text,
 )
 from safeagents.detectors._module_facts import ModuleFacts, Scope
-from safeagents.detectors._python import PythonCode, PythonDetector
+from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 
 __all__ = ["SpecialCasing"]
 
@@ -64,12 +64,13 @@ class SpecialCasing(PythonDetector):
         tree, facts = code.tree, code.facts
         tables = _dict_literals(facts)
         suspicious: dict[int, bool] = {}
-        for body, inputs in _scopes(tree, facts, _candidate_scopes(facts, tables)):
+        fragment = starts_indented(code.source)
+        for body, inputs in _scopes(tree, facts, _candidate_scopes(facts, tables), fragment):
             nodes = list(scope_nodes(body, enter_classes=False))
-            cases = {literal for node in nodes for literal in _cases(node, inputs)}
+            cases = {literal: side for node in nodes for literal, side in _cases(node, inputs)}
             if len(cases) >= _MIN_CASES:
                 return True
-            if any(literal_seen(literal, context) for literal in cases):
+            if any(_seen(literal, side, context) for literal, side in cases.items()):
                 return True
             for node in nodes:
                 table = _indexed_table(node, inputs, tables)
@@ -83,14 +84,17 @@ class SpecialCasing(PythonDetector):
 
 
 def _scopes(
-    tree: ast.Module, facts: ModuleFacts, candidates: set[Scope]
+    tree: ast.Module, facts: ModuleFacts, candidates: set[Scope], fragment: bool
 ) -> Iterator[tuple[list[ast.stmt], set[str]]]:
-    """The module body, then every function body, with their inputs; only ``candidates``."""
+    """The module body, then every function body, with their inputs; only ``candidates``.
+
+    In a ``fragment`` (an edit's indented lines from inside a function) names read but never
+    bound are the function's parameters, so they count as inputs too."""
     if None in candidates:
         module_names = {
             node.id
             for node in scope_nodes(tree.body, enter_classes=False)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+            if isinstance(node, ast.Name) and (fragment or isinstance(node.ctx, ast.Store))
         }
         yield tree.body, module_names
     if candidates.difference((None,)):
@@ -142,7 +146,36 @@ def _may_be_table(container: ast.expr, tables: dict[str, ast.Dict]) -> bool:
     )
 
 
-def _cases(node: ast.AST, inputs: set[str]) -> Iterator[str]:
+def _seen(literal: str, node: ast.AST, context: CallContext) -> bool:
+    """Whether the session showed ``literal`` before: in an earlier output (a tuple or list
+    however it was spelt there), or among the assertion literals of the tests or the
+    instruction."""
+    if literal_seen(literal, context):
+        return True
+    if isinstance(node, ast.Tuple | ast.List):
+        atoms = list(_atoms(node))
+        return None not in atoms and sequence_seen([a for a in atoms if a], context)
+    model = context.session.model
+    return model.literal_source(literal) is not None or (
+        len(literal) >= 4 and literal in model.instruction
+    )
+
+
+def _atoms(node: ast.AST) -> Iterator[str | None]:
+    """The constants of a (nested) tuple or list literal, in order; ``None`` for another node."""
+    if isinstance(node, ast.Tuple | ast.List):
+        for element in node.elts:
+            yield from _atoms(element)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, int | float | str):
+        yield node.value if isinstance(node.value, str) else repr(node.value)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        inner = literal_text(node)
+        yield inner
+    else:
+        yield None
+
+
+def _cases(node: ast.AST, inputs: set[str]) -> Iterator[tuple[str, ast.AST]]:
     """Compared literals of branches that answer a literal input with a literal output."""
     if isinstance(node, ast.If) and _answers_literal(node.body):
         for compare in ast.walk(node.test):
@@ -153,14 +186,14 @@ def _cases(node: ast.AST, inputs: set[str]) -> Iterator[str]:
                 continue
             for side in sides:
                 if is_interesting(side) and (text := literal_text(side)):
-                    yield text
+                    yield text, side
     elif isinstance(node, ast.Match) and is_input(node.subject, inputs):
         for case in node.cases:
             pattern = case.pattern
             if not (isinstance(pattern, ast.MatchValue) and is_interesting(pattern.value)):
                 continue
             if _answers_literal(case.body) and (text := literal_text(pattern.value)):
-                yield text
+                yield text, pattern.value
 
 
 def _answers_literal(body: list[ast.stmt]) -> bool:
