@@ -100,7 +100,7 @@ def _has(facts: _Facts | None, kind: str, key: str) -> bool:
 class SessionModel:
     """What one session revealed about its files, its task and its tests (see the module)."""
 
-    __slots__ = ("_facts", "_pending", "cwd", "instruction")
+    __slots__ = ("_copying", "_facts", "_pending", "cwd", "instruction")
 
     def __init__(self, cwd: str = "/workspace") -> None:
         self.cwd = cwd
@@ -108,6 +108,7 @@ class SessionModel:
         """The task's instruction: the first user message of the session ("" before it)."""
         self._facts = _Facts()
         self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
+        self._copying = False
 
     def fork(self) -> SessionModel:
         """A copy that can be extended without changing this model (constant time)."""
@@ -136,21 +137,25 @@ class SessionModel:
         comes later."""
         if cwd:
             self.cwd = cwd
+        self._copying = False
         self._pending.append(False)
 
     def observe_effect(self, effect: Effect) -> None:
         """An effect of the current call, after it was checked."""
         path = effect.path
+        copying, self._copying = self._copying, False
         if path is None:
             return
-        if effect.kind in ("read", "search"):
+        if effect.kind == "read" and self.created(path):
+            self._copying = True  # a write right after it is a copy (`cp`) of the agent's file
+        elif effect.kind in ("read", "search"):
             if not self.created(path):
                 self._mark_existing(path)
                 if self._pending:
                     self._pending[-1] = True
         elif effect.kind == "write":
             if not self._known(path):
-                if _creates(effect) and not self._named(path):
+                if self.creates(effect) or (copying and self._copies(effect)):
                     self._facts.created.add(path)
                     self._new_directories(path)
                 else:
@@ -186,6 +191,18 @@ class SessionModel:
         """Whether the session showed ``path`` existing before the agent wrote it (a read,
         an edit, a listing or output naming it, the instruction naming it)."""
         return _has(self._facts, "existing", path) or self._named(path)
+
+    def creates(self, effect: Effect) -> bool:
+        """Whether ``effect`` (not yet observed) creates its file: a whole-file write of a
+        path that neither the agent created nor the session showed before."""
+        path = effect.path
+        return (
+            effect.kind == "write"
+            and path is not None
+            and _creates(effect)
+            and not self._known(path)
+            and not self._named(path)
+        )
 
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by
@@ -224,6 +241,17 @@ class SessionModel:
 
     def _known(self, path: str) -> bool:
         return _has(self._facts, "existing", path) or _has(self._facts, "created", path)
+
+    def _copies(self, effect: Effect) -> bool:
+        """A write of unknown content to a path the session never showed by its path (after
+        a read of a file the agent created, in the same call: a copy of it, whose file name
+        the session may well have shown as the source's)."""
+        path = effect.path
+        if path is None or effect.content is not None:
+            return False
+        return not _has(self._facts, "names", self._relative(path)) and not _has(
+            self._facts, "names", path
+        )
 
     def _new_directories(self, path: str) -> None:
         """The top directory of a created ``path`` (the one right below the working

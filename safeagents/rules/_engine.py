@@ -201,6 +201,9 @@ class _EffectView:
             return (self.context.harness,)
         if field == "argv":
             return tuple(self.effect.argv)
+        if field == "instruction":
+            instruction = self.context.session.model.instruction
+            return (instruction,) if instruction else ()
         value = getattr(self.effect, field)
         return () if value is None else (value,)
 
@@ -228,6 +231,23 @@ class _EffectView:
     def turn(self) -> Sequence[_EffectView]:
         """Views of the turn's other effects; a view inside a ``turn:`` has none (no nesting)."""
         return self._turn.others(self.effect) if self._turn is not None else ()
+
+    def session_fact(self, name: str) -> bool:
+        path = self.effect.path
+        if path is None:
+            return False
+        model = self.context.session.model
+        if name == "agent-created":
+            return model.created(path)
+        if name == "creates-file":
+            return model.creates(self.effect)
+        if name == "pre-existing":
+            return model.preexisting(path)
+        if name == "seen-existing":
+            return model.seen_existing(path)
+        if name == "named-in-instruction":
+            return model.named_in_instruction(path)
+        return model.is_task_test(path, self.context.is_test_path(path))
 
     def detector(self, name: str) -> bool:
         if name not in self._detected:

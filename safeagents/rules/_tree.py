@@ -16,6 +16,7 @@ __all__ = [
     "FieldTest",
     "NoneOf",
     "PatternTest",
+    "SessionFact",
     "TurnTest",
     "Value",
     "View",
@@ -42,6 +43,9 @@ class View(Protocol):
     def turn(self) -> Sequence[View]:
         """The other effects of the same model turn: its text's ``say`` effects and the
         effects of its tool calls (for a call's own rules: its own effects and the text)."""
+
+    def session_fact(self, name: str) -> bool:
+        """Whether the session model says ``name`` (see ``SESSION_FACTS``) of the effect's path."""
 
 
 class Condition:
@@ -96,6 +100,16 @@ class TurnTest(Condition):
 
     def holds(self, view: View) -> bool:
         return any(self.condition.holds(other) for other in view.turn())
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFact(Condition):
+    """The session model says one of ``names`` of the effect's path."""
+
+    names: tuple[str, ...]
+
+    def holds(self, view: View) -> bool:
+        return any(view.session_fact(name) for name in self.names)
 
 
 @dataclass(frozen=True, slots=True)
