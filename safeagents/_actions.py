@@ -225,7 +225,7 @@ MAX_SAID_CHARS = 65_536
 """Characters of one turn's text split into ``say`` effects; the rest is not read."""
 MAX_SENTENCE_CHARS = 1_000
 """A longer sentence is cut into pieces of this size (bounded regex scans)."""
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|--)\s+|\n+")
 
 
 def said_effects(text: str) -> tuple[Effect, ...]:
