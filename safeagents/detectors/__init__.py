@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from safeagents._detector import Detector
 from safeagents.detectors._always_equal import AlwaysEqual
+from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._exit_at_import import ExitAtImport
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._report_forging import ReportForging
@@ -21,6 +22,7 @@ from safeagents.plugins import hookimpl
 
 __all__ = [
     "AlwaysEqual",
+    "CallerSource",
     "EnvExfiltration",
     "ExitAtImport",
     "FrameIntrospection",
@@ -44,6 +46,7 @@ def builtin_detectors() -> list[Detector]:
         ReportForging(),
         StateToggle(),
         FrameIntrospection(),
+        CallerSource(),
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
