@@ -167,6 +167,10 @@ def audit_session(
         role = message.get("role")
         if role == "tool":
             state.observe_output(_text(message.get("content")))
+            revealing = ToolCall(str(message.get("tool_call_id") or ""), "")
+            report.findings.extend(
+                firewall.revealed(state, harness=harness_name, context=context, call=revealing)
+            )
             continue
         if role == "user":
             state.observe_user(_text(message.get("content")))

@@ -4,6 +4,7 @@ through the rule engine."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,40 @@ class Firewall:
             effects, call=call, harness=harness, context=analysis, session=session, turn=said
         )
         return CallVerdict(call=call, harness=harness, effects=effects, findings=findings)
+
+    def revealed(
+        self,
+        session: SessionState,
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        call: ToolCall | None = None,
+    ) -> tuple[Finding, ...]:
+        """Findings that became clear only after their calls ran: the session has since shown
+        that a path the agent was taken to have created existed before it (see
+        :meth:`SessionModel.take_revealed`), so the earlier deletes and moves of it are
+        checked again (a whole-file write of it cannot be: what it replaced is unknown).
+        They are reported with ``call``, the one whose output revealed it; they stop nothing.
+        """
+        findings: list[Finding] = []
+        for path in session.model.take_revealed():
+            earlier = [
+                e
+                for e in session.effects
+                if e.kind in ("delete", "move") and path in (e.path, e.dest)
+            ]
+            if not earlier:
+                continue
+            found = self.engine.check_effects(
+                earlier,
+                call=call if call is not None else ToolCall("", ""),
+                harness=harness,
+                context=context,
+                session=session.fork(),
+            )
+            note = f" (revealed later: {path} existed before the session)"
+            findings.extend(replace(f, summary=f.summary + note) for f in found)
+        return tuple(findings)
 
     @staticmethod
     def message_text(message: Mapping[str, Any]) -> str:

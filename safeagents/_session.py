@@ -40,6 +40,12 @@ _ASSERT_LINE = re.compile(
     r"(?i)\bassert\w*\b|\bexpect\s*\(|\.to(?:Be|Equal|StrictEqual)\b|\bisEqualTo\b"
     r"|^\s*(?:>>>|input\s*:|output\s*:|expected\s*(?:output)?\s*:)"
 )
+_GIT_TRACKED = re.compile(
+    r"^[ \t]*(?:modified|deleted):[ \t]+(\S+)[ \t]*$|^(?:[ MD][MD]|[MD] ) (\S+)[ \t]*$",
+    re.MULTILINE,
+)
+"""`git status` lines (long or short form) of a tracked file changed or deleted in the
+checkout: it was there before the session."""
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
@@ -78,11 +84,20 @@ def assert_literals(text: str) -> set[str]:
 class _Facts:
     """One layer of facts; a fork's layer sits on its parent's and is looked up first."""
 
-    __slots__ = ("created", "existing", "instruction_literals", "names", "parent", "test_literals")
+    __slots__ = (
+        "contradicted",
+        "created",
+        "existing",
+        "instruction_literals",
+        "names",
+        "parent",
+        "test_literals",
+    )
 
     def __init__(self, parent: _Facts | None = None) -> None:
         self.parent = parent
         self.created: set[str] = set()
+        self.contradicted: set[str] = set()
         self.existing: set[str] = set()
         self.names: set[str] = set()
         self.test_literals: set[str] = set()
@@ -100,7 +115,7 @@ def _has(facts: _Facts | None, kind: str, key: str) -> bool:
 class SessionModel:
     """What one session revealed about its files, its task and its tests (see the module)."""
 
-    __slots__ = ("_copying", "_facts", "_pending", "cwd", "instruction")
+    __slots__ = ("_copying", "_facts", "_pending", "_revealed", "cwd", "instruction")
 
     def __init__(self, cwd: str = "/workspace") -> None:
         self.cwd = cwd
@@ -109,6 +124,7 @@ class SessionModel:
         self._facts = _Facts()
         self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
         self._copying = False
+        self._revealed: list[str] = []
 
     def fork(self) -> SessionModel:
         """A copy that can be extended without changing this model (constant time)."""
@@ -116,6 +132,7 @@ class SessionModel:
         child.instruction = self.instruction
         child._facts = _Facts(self._facts)
         child._pending = deque(self._pending, maxlen=MAX_PENDING_CALLS)
+        child._revealed = self._revealed  # one queue: taken once, from whichever copy
         return child
 
     # -- feeding -------------------------------------------------------------------------
@@ -176,11 +193,22 @@ class SessionModel:
         self._facts.names.update(path_names(text))
         if from_source:
             self._facts.test_literals.update(assert_literals(text))
+        self._reveal(text)
+
+    def take_revealed(self) -> list[str]:
+        """Paths the agent was taken to have created that an output has since shown were
+        there before the session (git reports them as tracked files it changed or deleted);
+        each is given once. Calls on them ran under the wrong provenance: re-check them."""
+        revealed = list(self._revealed)
+        self._revealed.clear()
+        return revealed
 
     # -- questions -----------------------------------------------------------------------
 
     def created(self, path: str) -> bool:
         """Whether the agent created ``path`` (or a directory above it) this session."""
+        if _has(self._facts, "contradicted", path):
+            return False
         return any(_has(self._facts, "created", p) for p in _self_and_parents(path, self.cwd))
 
     def preexisting(self, path: str) -> bool:
@@ -238,6 +266,14 @@ class SessionModel:
         return frozenset(found)
 
     # -- internals -----------------------------------------------------------------------
+
+    def _reveal(self, text: str) -> None:
+        for long_form, short_form in _GIT_TRACKED.findall(text[:MAX_SCANNED_CHARS]):
+            path = posixpath.normpath(posixpath.join(self.cwd, long_form or short_form))
+            if _has(self._facts, "created", path) and self.created(path):
+                self._facts.contradicted.add(path)
+                self._mark_existing(path)
+                self._revealed.append(path)
 
     def _known(self, path: str) -> bool:
         return _has(self._facts, "existing", path) or _has(self._facts, "created", path)

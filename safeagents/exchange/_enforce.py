@@ -56,6 +56,12 @@ class Enforcer:
         slot = (ex.session_id, ex.plan.kind)
         return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
 
+    def revealed(self, ex: Exchange) -> tuple[Finding, ...]:
+        """Findings on calls that already ran, made clear by what this request's conversation
+        added (see :meth:`Firewall.revealed`): they mark the session hacked, stop nothing."""
+        state = self._state(ex)
+        return self.firewall.revealed(state, harness=ex.harness, context=ex.analysis)
+
     async def check(
         self, ex: Exchange, response: Mapping[str, Any]
     ) -> tuple[list[CallVerdict], tuple[Finding, ...]]:
@@ -96,6 +102,7 @@ class Enforcer:
         ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found)."""
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
+        late = self.revealed(ex)
         attempt, body = first, first.request
         enforce = self.config.mode == "enforce"
         while True:
@@ -112,6 +119,9 @@ class Enforcer:
                 attempt.findings.extend(
                     FindingRecord.from_finding(f, blocked=False) for f in spoken
                 )
+            if attempt is first and late:
+                attempt.findings += [FindingRecord.from_finding(f, blocked=False) for f in late]
+                decision.hacked |= any(f.hacked for f in late)
             attempt.calls = len(verdicts)
             decision.tool_calls += len(verdicts)
             decision.hacked |= any(v.hacked for v in verdicts) or any(f.hacked for f in spoken)
