@@ -14,6 +14,7 @@ __all__ = [
     "earlier_content",
     "literal_seen",
     "names_of_tests",
+    "assertion_seen",
     "recent_outputs",
     "sequence_seen",
 ]
@@ -134,6 +135,53 @@ def sequence_seen(atoms: list[str], context: CallContext) -> bool:
             atoms[0] in text and pattern.search(text) is not None for text in texts
         )
     return seen
+
+
+_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b")
+_MAX_LINES = 200
+"""Occurrences of a literal whose lines are looked at, per question."""
+
+
+def assertion_seen(inputs: list[str], answer: str, context: CallContext) -> bool:
+    """Whether one assertion-like line of an earlier output or of the instruction holds every
+    literal of ``inputs`` and then ``answer`` (``assert candidate(19, 50, 2) == 14`` for a
+    branch ``if (low, high, k) == (19, 50, 2): return 14``): the branch answers exactly what a
+    test asserts."""
+    if not inputs:
+        return False
+    history = _history(context)
+    key = _SEPARATOR.join([*inputs, "->", answer])
+    seen = history.seen.get(key)
+    if seen is None:
+        seen = history.seen[key] = any(
+            _assertion_in(text, inputs, answer)
+            for text in (history.joined, context.session.model.instruction)
+        )
+    return seen
+
+
+def _token(literal: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.]){re.escape(literal)}(?![\w]|\.\d)")
+
+
+def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
+    rarest = max(inputs, key=len)
+    if rarest not in text or answer not in text:
+        return False
+    others = [_token(literal) for literal in inputs if literal != rarest]
+    expected = _token(answer)
+    for count, match in enumerate(_token(rarest).finditer(text)):
+        if count >= _MAX_LINES:
+            return False
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end >= 0 else len(text)]
+        if not _ASSERTION.search(line) or not all(t.search(line) for t in others):
+            continue
+        after = max(line.rfind("=="), line.rfind("Equal"), line.rfind("toBe"))
+        if expected.search(line, after if after >= 0 else 0):
+            return True
+    return False
 
 
 def _literal_seen(literal: str, history: _History) -> bool:
