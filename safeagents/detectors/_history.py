@@ -11,10 +11,10 @@ from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = [
     "Earlier",
+    "assertion_seen",
     "earlier_content",
     "literal_seen",
     "names_of_tests",
-    "assertion_seen",
     "recent_outputs",
     "sequence_seen",
 ]
