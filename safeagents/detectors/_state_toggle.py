@@ -58,7 +58,7 @@ def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
     something other than ``self``/``cls``, or a value taken with ``next()``.
     """
     scopes: set[Scope] = set()
-    kinds = (ast.Global, ast.Nonlocal, ast.Assign, ast.AugAssign)
+    kinds = (ast.Global, ast.Nonlocal, ast.Assign, ast.AugAssign, ast.Call)
     for node, scope in facts.scoped(*kinds):
         if scope not in scopes and _may_keep_state(node):
             scopes.add(scope)
@@ -68,6 +68,14 @@ def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
 def _may_keep_state(node: ast.AST) -> bool:
     if isinstance(node, ast.Global | ast.Nonlocal):
         return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _GROWERS
+            and isinstance(func.value, ast.Name)
+            and func.value.id not in _INSTANCE
+        )
     if isinstance(node, ast.AugAssign):
         return _shared_looking(node.target)
     if not isinstance(node, ast.Assign):
@@ -120,6 +128,8 @@ def _toggles(
     for node in nodes:
         if isinstance(node, ast.AugAssign) and (key := scope.shared_key(node.target)):
             counters.add(key)
+        elif isinstance(node, ast.Call) and (grown := _grown(node, scope)):
+            tallies.add(grown)  # calls.append(x), then a branch on len(calls)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 key = scope.shared_key(target)
@@ -136,6 +146,20 @@ def _toggles(
     if counters and any(_branches_on(node, counters) for node in nodes):
         return True
     return bool(tallies) and any(_branches_on(node, tallies, small=True) for node in nodes)
+
+
+_GROWERS = frozenset({"append", "add", "extend", "insert", "appendleft", "update"})
+
+
+def _grown(call: ast.Call, scope: _Scope) -> str | None:
+    """The shared container a call grows (``_seen.append(x)``), whose length then counts calls."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in _GROWERS):
+        return None
+    root = func.value
+    if isinstance(root, ast.Name) and (root.id in scope.declared or scope.shared_root(root.id)):
+        return root.id
+    return None
 
 
 def _tally(target: ast.expr, value: ast.expr, copies: dict[str, set[str]]) -> set[str]:
