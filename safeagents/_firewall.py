@@ -11,6 +11,7 @@ from typing import Any
 from safeagents._actions import AnalysisContext, Effect, ToolCall, said_effects
 from safeagents._detector import SessionState
 from safeagents._registry import Registry, default_registry
+from safeagents.protocols import said_text
 from safeagents.rules import CallVerdict, Engine, Finding, RuleSet
 
 __all__ = ["Firewall"]
@@ -94,9 +95,7 @@ class Firewall:
     @staticmethod
     def message_text(message: Mapping[str, Any]) -> str:
         """What an assistant chat message says in its own words: reasoning, then content."""
-        parts = [_text(message.get(key)) for key in _REASONING_KEYS]
-        parts.append(_text(message.get("content")))
-        return "\n".join(part for part in parts if part)
+        return said_text(message)
 
     @staticmethod
     def said(text: str) -> tuple[Effect, ...]:
@@ -148,15 +147,3 @@ class Firewall:
             said, calls=verdicts, harness=harness, context=context, session=session
         )
         return verdicts, spoken
-
-
-_REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
-
-
-def _text(value: Any) -> str:
-    """Text of a message field: a string, or the ``text`` of a list of parts."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(str(part.get("text") or "") for part in value if isinstance(part, Mapping))
-    return ""

@@ -14,6 +14,7 @@ from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeF
 from safeagents.exchange._history import HistoryCache
 from safeagents.exchange._offload import CallChecks
 from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
+from safeagents.protocols import said_text
 from safeagents.rules import CallVerdict, Finding
 from safeagents.store import FindingRecord, HiddenEntry
 
@@ -70,9 +71,7 @@ class Enforcer:
         the answer's text. A text finding belongs to every call of the turn (so a ``reject``
         among them stops them all) and is also returned apart, for a turn without calls."""
         calls = ex.dialect.tool_calls(response)
-        text = "\n".join(
-            Firewall.message_text(message) for message in ex.dialect.response_messages(response)
-        )
+        text = "\n".join(said_text(message) for message in ex.dialect.response_messages(response))
         said = self.firewall.said(text)
         if not calls and not said:
             return [], ()
