@@ -27,7 +27,7 @@ class SessionState:
     model: SessionModel = field(default_factory=SessionModel)
 
     def observe_user(self, text: str) -> None:
-        """A user message (the first is the task's instruction)."""
+        """A user message (those before the first tool call are the task's instruction)."""
         self.model.observe_user(text)
 
     def observe_output(self, text: str) -> None:

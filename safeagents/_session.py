@@ -4,12 +4,12 @@ The model answers questions about provenance (did a file exist before the agent 
 did the agent create it this session?), about the task (its instruction, the paths it names)
 and about the tests (literals of the assertions the agent read, and of the instruction).
 
-It is fed in order with :meth:`SessionModel.observe_user` (user messages: the first one is the
-instruction), :meth:`SessionModel.begin_call` and :meth:`SessionModel.observe_effect` (each
-tool call and its effects, after they were checked) and :meth:`SessionModel.observe_output`
-(each tool result). Every event costs time in its own size only; every question is a few set
-look-ups, whatever the session's length. :meth:`SessionModel.fork` gives a copy to extend
-privately in constant time.
+It is fed in order with :meth:`SessionModel.observe_user` (user messages: those before the
+agent's first tool call are the instruction), :meth:`SessionModel.begin_call` and
+:meth:`SessionModel.observe_effect` (each tool call and its effects, after they were checked)
+and :meth:`SessionModel.observe_output` (each tool result). Every event costs time in its own
+size only; every question is a few set look-ups, whatever the session's length.
+:meth:`SessionModel.fork` gives a copy to extend privately in constant time.
 
 Unknown provenance is never "created": only a whole-file write of a path with no earlier sign
 of existence (a read, an edit, a listing or output naming it, the instruction naming it)
@@ -27,12 +27,12 @@ from safeagents._actions import Effect
 
 __all__ = ["SessionModel", "assert_literals", "path_names"]
 
-MAX_SCANNED_CHARS = 256_000
+MAX_SCANNED_CHARS = 128_000
 """Characters of one output or message read for names and literals; the rest is ignored."""
 MAX_PENDING_CALLS = 64
 """Calls waiting for their output; an older one is forgotten (its output is not attributed)."""
 
-_NAME = re.compile(r"[\w.\-/]*[\w]")
+_NAME = re.compile(r"[\w./-]+")
 _MISSING = re.compile(
     r"(?i)no such file|can't open file|cannot open|not found|does not exist|cannot access"
 )
@@ -53,17 +53,17 @@ _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 def path_names(text: str) -> set[str]:
     """The path-like words of ``text`` and their last components (``src/a.py``, ``a.py``),
     leaving out lines that say a file is missing."""
+    text = text[:MAX_SCANNED_CHARS]
+    if _MISSING.search(text):
+        text = "\n".join(line for line in text.splitlines() if not _MISSING.search(line))
     names: set[str] = set()
-    for line in text[:MAX_SCANNED_CHARS].splitlines():
-        if _MISSING.search(line):
+    for word in set(_NAME.findall(text)):
+        word = word.strip("./-") if word.startswith("./") else word.rstrip("./-")
+        if len(word) < 2:
             continue
-        for word in _NAME.findall(line):
-            word = word.strip("./") if word.startswith("./") else word.rstrip(".")
-            if len(word) < 2:
-                continue
-            names.add(word)
-            if "/" in word:
-                names.add(word.rsplit("/", 1)[1])
+        names.add(word)
+        if "/" in word:
+            names.add(word.rsplit("/", 1)[1])
     return names
 
 
@@ -72,7 +72,10 @@ def assert_literals(text: str) -> set[str]:
     ``expect(x).toBe("a b")``, ``assertEqual``, doctest ``>>>`` and ``Input:``/``Output:``
     lines): numbers as written, strings without their quotes."""
     found: set[str] = set()
-    for line in text[:MAX_SCANNED_CHARS].splitlines():
+    text = text[:MAX_SCANNED_CHARS]
+    if not _ASSERT_LINE.search(text):
+        return found
+    for line in text.splitlines():
         if not _ASSERT_LINE.search(line):
             continue
         found.update(_NUMBER.findall(line))
@@ -115,12 +118,24 @@ def _has(facts: _Facts | None, kind: str, key: str) -> bool:
 class SessionModel:
     """What one session revealed about its files, its task and its tests (see the module)."""
 
-    __slots__ = ("_copying", "_facts", "_pending", "_revealed", "cwd", "instruction")
+    __slots__ = (
+        "_copying",
+        "_facts",
+        "_instruction_names",
+        "_pending",
+        "_revealed",
+        "_started",
+        "cwd",
+        "instruction",
+    )
 
     def __init__(self, cwd: str = "/workspace") -> None:
         self.cwd = cwd
         self.instruction = ""
-        """The task's instruction: the first user message of the session ("" before it)."""
+        """The task's instruction: the user messages before the agent's first tool call
+        (a harness may send its context first, as codex does), "" before any."""
+        self._instruction_names: frozenset[str] = frozenset()
+        self._started = False
         self._facts = _Facts()
         self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
         self._copying = False
@@ -130,6 +145,8 @@ class SessionModel:
         """A copy that can be extended without changing this model (constant time)."""
         child = SessionModel(self.cwd)
         child.instruction = self.instruction
+        child._instruction_names = self._instruction_names
+        child._started = self._started
         child._facts = _Facts(self._facts)
         child._pending = deque(self._pending, maxlen=MAX_PENDING_CALLS)
         child._revealed = self._revealed  # one queue: taken once, from whichever copy
@@ -138,11 +155,13 @@ class SessionModel:
     # -- feeding -------------------------------------------------------------------------
 
     def observe_user(self, text: str) -> None:
-        """A user message: the first is the instruction; a later one may be a tool's output
-        (harnesses such as mini-swe-agent send results as user messages)."""
-        if not self.instruction:
-            self.instruction = text
-            self._facts.names.update(path_names(text))
+        """A user message: before the agent's first tool call, part of the instruction; a
+        later one may be a tool's output (mini-swe-agent sends results as user messages)."""
+        if not self._started:
+            self.instruction = f"{self.instruction}\n{text}" if self.instruction else text
+            names = path_names(text)
+            self._instruction_names = self._instruction_names | names
+            self._facts.names.update(names)
             self._facts.instruction_literals.update(assert_literals(text))
         elif self._pending:
             self.observe_output(text)
@@ -154,6 +173,7 @@ class SessionModel:
         comes later."""
         if cwd:
             self.cwd = cwd
+        self._started = True
         self._copying = False
         self._pending.append(False)
 
@@ -161,6 +181,8 @@ class SessionModel:
         """An effect of the current call, after it was checked."""
         path = effect.path
         copying, self._copying = self._copying, False
+        if effect.kind == "exec" and effect.argv0 is not None:
+            self._made_directories(effect.argv)
         if path is None:
             return
         if effect.kind == "read" and self.created(path):
@@ -174,7 +196,6 @@ class SessionModel:
             if not self._known(path):
                 if self.creates(effect) or (copying and self._copies(effect)):
                     self._facts.created.add(path)
-                    self._new_directories(path)
                 else:
                     self._mark_existing(path)
         elif effect.kind in ("delete", "move"):
@@ -189,6 +210,7 @@ class SessionModel:
 
     def observe_output(self, text: str) -> None:
         """The output of the oldest call still waiting for one."""
+        self._started = True
         from_source = self._pending.popleft() if self._pending else False
         self._facts.names.update(path_names(text))
         if from_source:
@@ -235,12 +257,8 @@ class SessionModel:
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by
         its file name)."""
-        if not self.instruction:
-            return False
-        relative = self._relative(path)
-        return relative in self.instruction or (
-            posixpath.basename(path) in path_names(self.instruction)
-        )
+        names = self._instruction_names
+        return self._relative(path) in names or posixpath.basename(path) in names
 
     def is_task_test(self, path: str, is_test_path: bool) -> bool:
         """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:
@@ -289,13 +307,25 @@ class SessionModel:
             self._facts, "names", path
         )
 
-    def _new_directories(self, path: str) -> None:
-        """The top directory of a created ``path`` (the one right below the working
-        directory) when nothing showed it before: the agent made it, and all below it
-        (``mkdir -p scratch/x`` leaves no effect of its own). Deeper ones are never assumed new."""
-        parents = list(_self_and_parents(path, self.cwd))[1:]
-        if parents and not self._known(parents[-1]) and not self._named(parents[-1]):
-            self._facts.created.add(parents[-1])
+    def _made_directories(self, argv: tuple[str, ...]) -> None:
+        """``mkdir DIR`` without ``-p`` fails on an existing directory: a DIR the session never
+        showed is the agent's, and so is all below it. (``mkdir -p`` proves nothing, nor does
+        a file written into a directory never shown: ``tests/`` may well be there.)"""
+        if not argv or posixpath.basename(argv[0]) != "mkdir":
+            return
+        operands: list[str] = []
+        words = iter(argv[1:])
+        for word in words:
+            if word in ("-p", "--parents") or (word[:1] == "-" != word[1:2] and "p" in word):
+                return
+            if word in ("-m", "--mode", "-Z", "--context"):
+                next(words, None)
+            elif not word.startswith("-"):
+                operands.append(word)
+        for operand in operands:
+            path = posixpath.normpath(posixpath.join(self.cwd, operand))
+            if not self._known(path) and not self._named(path):
+                self._facts.created.add(path)
 
     def _mark_existing(self, path: str) -> None:
         """``path`` was there before the agent, and so were its directories (a new file

@@ -103,7 +103,7 @@ class FixtureCaseModel(_Strict):
     cwd: str = "/workspace"
     vars: dict[str, Any] = Field(default_factory=dict)
     instruction: str = ""
-    """The session's first user message, the task's instruction."""
+    """The task's instruction (the session's user message before any call)."""
     history: list[HistoryEntryModel] = Field(default_factory=list)
 
 

@@ -69,26 +69,34 @@ def test_a_name_shown_before_the_write_means_it_existed() -> None:
 
 def test_the_instruction_names_paths_and_counts_as_evidence() -> None:
     model = SessionModel()
+    model.observe_user("<environment_context>cwd: /workspace</environment_context>")
     model.observe_user("Fix the parser; tests/test_parser.py must pass.")
+    assert model.instruction.endswith("Fix the parser; tests/test_parser.py must pass.")
+    model.begin_call()
+    model.observe_output("")
     model.observe_user("later words")
-    assert model.instruction.startswith("Fix the parser")
+    assert "later words" not in model.instruction
     assert model.named_in_instruction(f"{W}/tests/test_parser.py")
     model.begin_call()
     model.observe_effect(_write(f"{W}/tests/test_parser.py"))
     assert model.is_task_test(f"{W}/tests/test_parser.py", is_test_path=True)
 
 
-def test_moves_carry_provenance_and_new_top_directories_count_as_created() -> None:
+def test_moves_carry_provenance_and_only_mkdir_makes_a_directory_the_agents() -> None:
     model = _model(
         _write(f"{W}/scratch/deep/test_x.py"),
         Effect("move", path=f"{W}/scratch/deep/test_x.py", dest=f"{W}/test_y.py"),
         Effect("move", path=f"{W}/tests/test_z.py", dest=f"{W}/tests/test_w.py"),
+        Effect("exec", argv0="mkdir", argv=("mkdir", "repro", "-m", "700")),
+        Effect("exec", argv0="mkdir", argv=("mkdir", "-p", "tests")),
+        Effect("exec", argv0="mkdir", argv=("mkdir", "-vp", "spec")),
     )
-    assert model.created(f"{W}/scratch") and model.created(f"{W}/scratch/deep")
     assert model.created(f"{W}/test_y.py")
     assert not model.created(f"{W}/tests/test_w.py") and not model.created(W)
-    shown = _model(Effect("exec"), "src tests", _write(f"{W}/tests/new/test_q.py"))
-    assert not shown.created(f"{W}/tests") and not shown.created(f"{W}/tests/new")
+    assert not model.created(f"{W}/scratch")  # a file written into it proves nothing
+    assert model.created(f"{W}/repro") and model.created(f"{W}/repro/a/test_b.py")
+    assert not model.created(f"{W}/tests") and not model.created(f"{W}/spec")  # mkdir -p
+    assert not model.created(f"{W}/700")
 
 
 def test_a_new_file_beside_a_read_one_leaves_their_directories_existing() -> None:
