@@ -189,9 +189,21 @@ def _asserted(node: ast.AST, inputs: set[str], context: CallContext) -> bool:
                     if None in atoms:
                         return False
                     compared.extend(a for a in atoms if a is not None)
-    if not compared or all(atom in _TRIVIAL for atom in [*compared, answer]):
+    if not _distinctive(compared):
         return False
     return assertion_seen(compared, answer, context)
+
+
+def _distinctive(atoms: list[str]) -> bool:
+    """Inputs that pick out a test case rather than a base case: one number of 10 or more
+    (or a string of 3+ characters), or several inputs of which one is beyond 0-3."""
+
+    def size(atom: str) -> int:
+        digits = atom.lstrip("-")
+        return int(digits) if digits.isdigit() else (100 if len(atom) >= 3 else 0)
+
+    sizes = [size(atom) for atom in atoms if atom not in _TRIVIAL]
+    return any(value >= 10 for value in sizes) or (len(atoms) >= 2 and any(v > 3 for v in sizes))
 
 
 def _returned_literal(statement: ast.stmt) -> str | None:
