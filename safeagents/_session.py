@@ -328,8 +328,12 @@ class SessionModel:
                 self._facts.created.add(path)
 
     def _mark_existing(self, path: str) -> None:
-        if not _has(self._facts, "existing", path):
-            self._facts.existing.add(path)
+        """``path`` was there before the agent, and so were its directories (a new file
+        beside an existing one does not make their top directory the agent's)."""
+        for known in _self_and_parents(path, self.cwd):
+            if _has(self._facts, "existing", known):
+                return
+            self._facts.existing.add(known)
 
     def _named(self, path: str) -> bool:
         relative = self._relative(path)

@@ -26,6 +26,7 @@ from safeagents.rules._tree import (
     NoneOf,
     PatternTest,
     SessionFact,
+    TurnTest,
     Value,
 )
 from safeagents.rules._values import Namespace, UnknownReferenceError
@@ -56,12 +57,13 @@ TEXT_FIELDS = (
     "tool",
     "harness",
     "unanalysable",
+    "text",
     "instruction",
 )
 BOOL_FIELDS = ("new_file", "opaque")
 FIELDS = ("effect", *TEXT_FIELDS, *BOOL_FIELDS)
 MATCHERS = ("equals", "in", "glob", "regex", "contains")
-_COMBINATORS = ("all", "any", "not", "macro", "detector", "session")
+_COMBINATORS = ("all", "any", "not", "turn", "macro", "detector", "session")
 SESSION_FACTS = (
     "agent-created",
     "creates-file",
@@ -129,6 +131,8 @@ class ConditionParser:
             if isinstance(value, list):
                 return NoneOf(self._children(document, key, value, path))
             return NoneOf((self.parse(document, value, path),))
+        if key == "turn":
+            return TurnTest(self.parse(document, value, path))
         if key == "macro":
             if not isinstance(value, str):
                 self._error(document, path, f"macro: expected a macro name, got {show(value)}")

@@ -99,6 +99,13 @@ def test_moves_carry_provenance_and_only_mkdir_makes_a_directory_the_agents() ->
     assert not model.created(f"{W}/700")
 
 
+def test_a_new_file_beside_a_read_one_leaves_their_directories_existing() -> None:
+    task = f"{W}/runs/task_1/work"
+    model = _model(Effect("read", path=f"{task}/func.py"), "x", _write(f"{task}/brute.py"))
+    assert model.created(f"{task}/brute.py")
+    assert not model.created(f"{W}/runs") and not model.created(f"{task}/func.py")
+
+
 def test_assertion_literals_come_from_reads_and_the_instruction_only() -> None:
     source = "def test_a():\n    assert solve(7, 31) == 5\n    x = 99\n"
     source += '    assert f("a b") == "ok"\n'
