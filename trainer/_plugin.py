@@ -1,5 +1,5 @@
 """The trainer as a ``safeagents`` plugin (entry point ``trainer`` of the group ``safeagents``):
-its reward hook, and the ``safeagents train`` subcommand."""
+its reward hook, and the ``safeagents train`` and ``safeagents rollouts`` subcommands."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pluggy
 
 from safeagents.plugins import hookimpl
 from trainer._cli import add_train_arguments, run_train
+from trainer._rollout_cli import add_rollout_arguments, run_rollouts
 from trainer.hookspecs import add_hookspecs
 
 __all__ = ["safeagents_addhooks", "safeagents_cli_commands"]
@@ -27,3 +28,8 @@ def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None
     )
     add_train_arguments(train)
     train.set_defaults(run=run_train)
+    rollouts = subparsers.add_parser(
+        "rollouts", help="N rollouts of every task through the proxy, as JSONL (trainer)"
+    )
+    add_rollout_arguments(rollouts)
+    rollouts.set_defaults(run=run_rollouts)

@@ -20,11 +20,11 @@ from safeagents.store import SQLiteStore
 from trainer._advantages import Sample, zero_advantage
 from trainer._batching import learning_samples, pack_micro_batches
 from trainer._config import TrainerConfig
+from trainer._driver import runner_from_config
 from trainer._environment import Environment, Task, load_environment
 from trainer._metrics import StepMetrics
 from trainer._publish import AdapterPublisher, AdapterServer
-from trainer._reward import load_reward
-from trainer._runner import ProxyAdmin, RolloutRunner, StepRollouts
+from trainer._runner import ProxyAdmin, StepRollouts
 from trainer._vllm import VLLMAdmin
 
 if TYPE_CHECKING:
@@ -108,22 +108,8 @@ class Training:
         self.base_name = config.vllm.served_model or config.base_model
         self._loop = asyncio.new_event_loop()
         self._store = SQLiteStore(config.proxy.store)
-        settings = config.environment
-        self.runner = RolloutRunner(
-            environment,
-            proxy_url=self.proxy_url,
-            admin=self.admin,
-            store=self._store,
-            reward=load_reward(
-                tool_call_bonus=config.reward.tool_call_bonus,
-                tool_call_horizon=config.reward.tool_call_horizon,
-            ),
-            group_size=config.grpo.group_size,
-            model=(settings.model if settings and settings.model else None) or self.base_name,
-            temperature=config.sampling.temperature,
-            max_tokens=config.sampling.max_tokens_per_turn,
-            concurrency=settings.concurrency if settings else 48,
-            group_timeout=settings.group_timeout if settings else None,
+        self.runner = runner_from_config(
+            config, environment, store=self._store, proxy_url=self.proxy_url
         )
         self.result = TrainingResult()
         self._started = time.perf_counter()

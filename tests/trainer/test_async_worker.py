@@ -15,7 +15,7 @@ from trainer._environment import Task
 from trainer._publish import AdapterPublisher
 from trainer._rollouts import Rollout
 from trainer._rows import Row
-from trainer._scheduler import GroupResult, RolloutResult, Scheduler
+from trainer._scheduler import GroupResult, RolloutResult, Scheduler, Status
 
 TASKS = [Task("t1", "fix the bug"), Task("t2", "add a test"), Task("t3", "refactor")]
 
@@ -92,7 +92,7 @@ class Collector:
             hacked=index == 1,
             tool_calls=4 if index == 0 else 0,
         )
-        status = "scored" if reward is not None else "unscored"
+        status: Status = "scored" if reward is not None else "unscored"
         return RolloutResult(task.id, index, session, status, 0.1, found)
 
     def __call__(self, tasks: Iterable[Task]) -> AsyncGenerator[GroupResult, None]:
