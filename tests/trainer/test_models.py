@@ -68,3 +68,33 @@ def test_report_to_picks_an_installed_tracker_and_refuses_a_missing_one() -> Non
         else:
             with pytest.raises(ValueError, match="not installed"):
                 report_to(chosen)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+def test_training_metrics_reach_tensorboard_as_well(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    pytest.importorskip("tensorboard")
+    pytest.importorskip("trl")
+    from trainer._environment import Task
+    from trainer._grpo import StepBatch
+    from trainer._trl import build_trainer
+
+    config = TrainerConfig.model_validate(
+        {
+            "base_model": str(models["llama"]),
+            "harnesses": ["pi"],
+            "output_dir": str(tmp_path / "runs"),
+            "grpo": {"group_size": 2, "max_steps": 2},
+            "report_to": "tensorboard",
+        }
+    )
+    trainer = build_trainer(
+        config,
+        [Task("t", "fix it")],
+        step_source=lambda task_ids: StepBatch([], {"groups": 1}),
+        on_step=lambda step, model: None,
+    )
+    trainer.train()
+    events = list((tmp_path / "runs").rglob("events.out.tfevents.*"))
+    assert events and any(path.stat().st_size > 0 for path in events)
