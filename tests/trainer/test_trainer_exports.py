@@ -19,7 +19,7 @@ def test_the_public_surface_is_what_users_need() -> None:
     assert set(trainer.__all__) == {
         *("TrainerConfig", "ConfigError", "ConfigIssue", "load_config"),
         *("Training", "TrainingResult", "train_async"),
-        *("Environment", "Task", "Endpoint", "EnvironmentSpecError"),
+        *("Environment", "Task", "Endpoint", "EnvironmentSpecError", "RolloutFailure"),
         *("HarnessEnvironment", "ToyEnvironment", "TaskDirError", "VerifierError"),
         *("DefaultReward", "RewardFunction", "default_reward", "load_reward"),
         *("Outcome", "OutcomeError", "parse_outcome"),
