@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -149,6 +149,67 @@ class _Open:
     deadline: float | None = None
 
 
+@dataclass(slots=True)
+class _State:
+    """One :meth:`Scheduler.groups` run: the task stream, open groups, running rollouts
+    (each with its group's number, ``None`` once that group was released without it)."""
+
+    stream: Iterator[Task]
+    skip: dict[str, frozenset[int]]
+    exhausted: bool = False
+    numbers: Iterator[int] = field(default_factory=itertools.count)
+    open: dict[int, _Open] = field(default_factory=dict)
+    running: dict[asyncio.Task[RolloutResult], int | None] = field(default_factory=dict)
+
+    def next_slot(self) -> tuple[int, _Open] | None:
+        """The oldest open group with a rollout still to start."""
+        for number, entry in self.open.items():
+            if entry.to_launch:
+                return number, entry
+        return None
+
+    def open_next(self, group_size: int) -> bool:
+        """Open the next task's group (``False`` once the stream is done); a task whose
+        rollouts all ran before (``skip``) opens nothing."""
+        if self.exhausted:
+            return False
+        task = next(self.stream, None)
+        if task is None:
+            self.exhausted = True
+            return False
+        done = self.skip.get(task.id, frozenset())
+        indices = [i for i in range(group_size) if i not in done]
+        if indices:
+            number = next(self.numbers)
+            self.open[number] = _Open(GroupResult(task, number, expected=len(indices)), indices)
+        return True
+
+    def wait(self) -> float | None:
+        """Seconds until the next group deadline (``None``: none is set)."""
+        deadlines = [e.deadline for e in self.open.values() if e.deadline is not None]
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - time.monotonic())
+
+    def release(self) -> list[GroupResult]:
+        """Close the groups whose rollouts are all in, or whose deadline passed (their
+        stragglers then belong to no group)."""
+        now = time.monotonic()
+        released: list[GroupResult] = []
+        for number, entry in list(self.open.items()):
+            complete = not entry.running and not entry.to_launch
+            if not complete and (entry.deadline is None or now < entry.deadline):
+                continue
+            del self.open[number]
+            if not complete:
+                entry.result.timed_out = True
+                for job, owner in self.running.items():
+                    if owner == number:
+                        self.running[job] = None
+            released.append(entry.result)
+        return released
+
+
 class Scheduler:
     """Keeps up to ``concurrency`` rollouts running over a stream of tasks.
 
@@ -195,95 +256,61 @@ class Scheduler:
         exit (the stream is done, or the consumer stops iterating) every rollout still
         running is cancelled.
         """
-        skipped = skip or {}
-        stream = iter(tasks)
-        exhausted = False
-        numbers = itertools.count()
-        open_groups: dict[int, _Open] = {}
-        running: dict[asyncio.Task[RolloutResult], int | None] = {}
+        state = _State(iter(tasks), dict(skip or {}))
         try:
             while True:
-                while len(running) < self.concurrency:
-                    slot = self._next_slot(open_groups)
-                    if slot is None:
-                        if exhausted:
-                            break
-                        task = next(stream, None)
-                        if task is None:
-                            exhausted = True
-                            continue
-                        done = skipped.get(task.id, frozenset())
-                        indices = [i for i in range(self.group_size) if i not in done]
-                        if indices:
-                            number = next(numbers)
-                            open_groups[number] = _Open(
-                                GroupResult(task, number, expected=len(indices)), indices
-                            )
-                        continue
-                    number, entry = slot
-                    index = entry.to_launch.pop(0)
-                    entry.running += 1
-                    if entry.deadline is None and self.group_timeout is not None:
-                        entry.deadline = time.monotonic() + self.group_timeout
-                    running[asyncio.create_task(self._guarded(entry.result.task, index))] = number
-                    self.started += 1
-                    if self.on_start is not None:
-                        self.on_start(entry.result.task, index)
-                self.live = len(running)
-                self.peak = max(self.peak, self.live)
-                if not running:
-                    for number in list(open_groups):
-                        yield open_groups.pop(number).result
+                self._fill(state)
+                if not state.running:
+                    for number in list(state.open):
+                        yield state.open.pop(number).result
                     return
                 finished, _ = await asyncio.wait(
-                    running, timeout=self._wait(open_groups), return_when=asyncio.FIRST_COMPLETED
+                    state.running, timeout=state.wait(), return_when=asyncio.FIRST_COMPLETED
                 )
-                for job in finished:
-                    owner = running.pop(job)
-                    result = job.result()
-                    entry_or_none = open_groups.get(owner) if owner is not None else None
-                    if entry_or_none is None:
-                        self.late += 1
-                        result = result.with_status("late")
-                    else:
-                        entry_or_none.running -= 1
-                        entry_or_none.result.results.append(result)
-                    if self.on_result is not None:
-                        self.on_result(result)
-                self.live = len(running)
-                for number in self._released(open_groups):
-                    entry = open_groups.pop(number)
-                    if entry.running or entry.to_launch:
-                        entry.result.timed_out = True
-                        for job, owner in running.items():
-                            if owner == number:
-                                running[job] = None
-                    yield entry.result
+                self._harvest(state, finished)
+                for released in state.release():
+                    yield released
         finally:
-            for job in running:
+            for job in state.running:
                 job.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+            await asyncio.gather(*state.running, return_exceptions=True)
 
-    def _next_slot(self, open_groups: dict[int, _Open]) -> tuple[int, _Open] | None:
-        for number, entry in open_groups.items():
-            if entry.to_launch:
-                return number, entry
-        return None
+    def _fill(self, state: _State) -> None:
+        """Start rollouts until ``concurrency`` run or nothing is left to start."""
+        while len(state.running) < self.concurrency:
+            slot = state.next_slot()
+            if slot is None:
+                if not state.open_next(self.group_size):
+                    break
+                continue
+            number, entry = slot
+            index = entry.to_launch.pop(0)
+            entry.running += 1
+            if entry.deadline is None and self.group_timeout is not None:
+                entry.deadline = time.monotonic() + self.group_timeout
+            job = asyncio.create_task(self._guarded(entry.result.task, index))
+            state.running[job] = number
+            self.started += 1
+            if self.on_start is not None:
+                self.on_start(entry.result.task, index)
+        self.live = len(state.running)
+        self.peak = max(self.peak, self.live)
 
-    def _wait(self, open_groups: dict[int, _Open]) -> float | None:
-        deadlines = [e.deadline for e in open_groups.values() if e.deadline is not None]
-        if not deadlines:
-            return None
-        return max(0.0, min(deadlines) - time.monotonic())
-
-    def _released(self, open_groups: dict[int, _Open]) -> list[int]:
-        now = time.monotonic()
-        return [
-            number
-            for number, entry in open_groups.items()
-            if (not entry.running and not entry.to_launch)
-            or (entry.deadline is not None and now >= entry.deadline)
-        ]
+    def _harvest(self, state: _State, finished: Iterable[asyncio.Task[RolloutResult]]) -> None:
+        """File finished rollouts with their open group, or as ``late`` once it was released."""
+        for job in finished:
+            owner = state.running.pop(job)
+            result = job.result()
+            entry = state.open.get(owner) if owner is not None else None
+            if entry is None:
+                self.late += 1
+                result = result.with_status("late")
+            else:
+                entry.running -= 1
+                entry.result.results.append(result)
+            if self.on_result is not None:
+                self.on_result(result)
+        self.live = len(state.running)
 
     async def _guarded(self, task: Task, index: int) -> RolloutResult:
         """``run_one``, with anything it raises turned into an ``error`` result."""
