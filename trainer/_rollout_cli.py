@@ -10,6 +10,7 @@ import json
 import logging
 from pathlib import Path
 
+import httpx
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -65,8 +66,10 @@ def run_rollouts(args: argparse.Namespace, out: Console, err: Console) -> int:
     model = args.model or config.vllm.served_model or config.base_model
     try:
         ProxyAdmin(config.proxy.admin_url).set_alias(environment.harness, model)
-    except (ProxyAdminError, OSError) as problem:
-        err.print(f"[red]error:[/] the proxy: {escape(str(problem))}")
+    except (ProxyAdminError, httpx.HTTPError, OSError) as problem:
+        err.print(
+            f"[red]error:[/] the proxy at {escape(config.proxy.admin_url)}: {escape(str(problem))}"
+        )
         return 1
     try:
         summary = asyncio.run(_run(config, environment, args, model, out))

@@ -154,3 +154,23 @@ environment: {{factory: "trainer:ToyEnvironment", options: {{tasks: 3}}, concurr
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert again["ran"] == 0 and again["resumed"] == 9
     assert main(["rollouts", str(config), "--out", str(out), "--rollouts", "0"]) == 2
+
+
+def test_the_rollouts_command_says_when_the_proxy_is_unreachable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "rollouts.yaml"
+    config.write_text(
+        """\
+base_model: tiny
+harnesses: [generic]
+proxy: {admin_url: "http://127.0.0.1:9/safeagents/v1"}
+environment: {factory: "trainer:ToyEnvironment"}
+""",
+        encoding="utf-8",
+    )
+    code = main(["rollouts", str(config), "--out", str(tmp_path / "out.jsonl")])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "the proxy at http://127.0.0.1:9/safeagents/v1" in captured.err
+    assert "Traceback" not in captured.err + captured.out
