@@ -10,6 +10,9 @@ SSE streams while forwarding their text at once (:class:`StreamAssembler`).
 from __future__ import annotations
 
 from ._base import Dialect, RequestInfo, StreamAssembler
+from ._bridge import ChatBridge
+from ._bridge_messages import MessagesBridge
+from ._bridge_responses import ResponsesBridge
 from ._chat import ChatCompletions
 from ._common import MAX_ANSWER_DEPTH, MAX_REQUEST_DEPTH, SIBLING_NOTE, StreamError, loads_json
 from ._messages import AnthropicMessages
@@ -27,8 +30,9 @@ from ._paths import (
 )
 from ._requests import RequestError, validate_request
 from ._responses import Responses
+from ._sampling import Sampling, SamplingError
 from ._sse import SSEEvent, SSEParser, encode_event, encode_json, parse_events
-from ._tokens import TokenCapture
+from ._tokens import TOKENS_KEY, TokenCapture
 
 __all__ = [
     "CHAT",
@@ -40,8 +44,10 @@ __all__ = [
     "READ_METHODS",
     "RESPONSES",
     "SIBLING_NOTE",
+    "TOKENS_KEY",
     "UNCHECKED_MODEL_ENDPOINTS",
     "AnthropicMessages",
+    "ChatBridge",
     "ChatCompletions",
     "Dialect",
     "RequestError",
@@ -49,10 +55,13 @@ __all__ = [
     "Responses",
     "SSEEvent",
     "SSEParser",
+    "Sampling",
+    "SamplingError",
     "StreamAssembler",
     "StreamError",
     "TokenCapture",
     "canonical_path",
+    "chat_bridge",
     "dialect_for_path",
     "dialect_named",
     "encode_event",
@@ -71,6 +80,7 @@ CHAT = ChatCompletions()
 RESPONSES = Responses()
 MESSAGES = AnthropicMessages()
 
+_BRIDGES: dict[str, ChatBridge] = {"responses": ResponsesBridge(), "messages": MessagesBridge()}
 _NAMED: dict[str, Dialect] = {dialect.name: dialect for dialect in (CHAT, RESPONSES, MESSAGES)}
 _API_PATHS = {
     "chat": "/v1/chat/completions",
@@ -102,3 +112,9 @@ def model_path(dialect: Dialect) -> str:
 def dialect_named(name: str) -> Dialect | None:
     """The dialect whose :attr:`Dialect.name` is ``name`` (as recorded turns carry it)."""
     return _NAMED.get(name)
+
+
+def chat_bridge(dialect: Dialect) -> ChatBridge | None:
+    """The translation that serves ``dialect`` from a Chat Completions upstream (``None`` for
+    Chat Completions itself)."""
+    return _BRIDGES.get(dialect.name)
