@@ -19,7 +19,7 @@ __all__ = ["MetricsFile", "MetricsLog", "StepMetrics", "read_metrics", "scan_met
 
 logger = logging.getLogger("safeagents.trainer")
 
-_RATES = ("success_rate", "hack_rate")
+_RATES = ("success_rate", "hack_rate", "clip_fraction")
 _NON_NEGATIVE = (
     "version",
     "groups",
@@ -33,6 +33,11 @@ _NON_NEGATIVE = (
     "tool_calls_mean",
     "step_seconds",
     "elapsed_seconds",
+    "importance_ratio_mean",
+    "importance_ratio_min",
+    "importance_ratio_max",
+    "forks",
+    "refused_sampling",
 )
 _LOGGED_PROBLEMS = 10
 
@@ -60,6 +65,17 @@ class StepMetrics:
     step_seconds: float
     elapsed_seconds: float
     published: str | None = None
+    importance_ratio_mean: float | None = None
+    """``exp(logp - logp_behaviour)`` over the step's trained tokens: 1 at step 0 when
+    behaviour and target sampling match."""
+    importance_ratio_min: float | None = None
+    importance_ratio_max: float | None = None
+    clip_fraction: float | None = None
+    """Trained tokens inside TRL's clip region (``clip_ratio/region_mean``)."""
+    forks: int | None = None
+    """Rows started where a session's token prefix broke (dropped reasoning, compaction)."""
+    refused_sampling: int | None = None
+    """Turns left out because they were not sampled with the run's sampling parameters."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -69,7 +85,7 @@ class StepMetrics:
             problems.append("harness is empty")
         for name in _NON_NEGATIVE:
             value = getattr(self, name)
-            if not value >= 0:
+            if value is not None and not value >= 0:
                 problems.append(f"{name} must be >= 0, got {value}")
         for name in _RATES:
             value = getattr(self, name)
@@ -140,6 +156,7 @@ _PARSE: dict[object, Callable[[object], object]] = {
     "float": _float,
     "str": _str,
     "float | None": _optional(_float),
+    "int | None": _optional(_int),
     "str | None": _optional(_str),
 }
 # numpy/torch scalars (``loss.item()`` forgotten) become plain numbers json can write.
@@ -148,6 +165,7 @@ _PLAIN: dict[object, Callable[[object], object]] = {
     "float": _plain_float,
     "str": str,
     "float | None": _optional(_plain_float),
+    "int | None": _optional(_plain_int),
     "str | None": _optional(str),
 }
 

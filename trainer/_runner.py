@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from safeagents.protocols import Sampling
 from safeagents.store import SessionRecord, Store
 from trainer._advantages import Group, GroupCollector
 from trainer._environment import Endpoint, Environment, Task
@@ -66,6 +67,14 @@ class ProxyAdmin:
         url = f"{self.admin_url}/sessions/{session_id}/outcome"
         response = await client.post(url, json=dict(outcome), headers=self._headers)
         self._check(response, f"posting the outcome of session {session_id}")
+
+    async def open_training_session(
+        self, client: httpx.AsyncClient, session_id: str, sampling: Mapping[str, Any]
+    ) -> None:
+        """Make ``session_id`` a training session: the proxy enforces ``sampling`` on it."""
+        url = f"{self.admin_url}/sessions/{session_id}"
+        response = await client.put(url, json={"sampling": dict(sampling)}, headers=self._headers)
+        self._check(response, f"opening training session {session_id}")
 
     def set_alias(self, harness: str, model: str) -> None:
         """Point the proxy's model alias for ``harness`` at ``model``."""
@@ -142,6 +151,7 @@ class RolloutRunner:
         max_tokens: int,
         concurrency: int = 16,
         run_id: str | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         self.environment = environment
         self.proxy_url = proxy_url.rstrip("/")
@@ -154,6 +164,9 @@ class RolloutRunner:
         self.max_tokens = max_tokens
         self.concurrency = max(1, concurrency)
         self.run_id = run_id or uuid.uuid4().hex[:8]
+        self.sampling = sampling
+        """Enforced on every rollout session by the proxy; turns sampled otherwise are left
+        out of the rows."""
         self._counter = 0
 
     def _endpoint(self, task: Task) -> Endpoint:
@@ -166,6 +179,7 @@ class RolloutRunner:
             model=self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            thinking=self.sampling.thinking if self.sampling is not None else True,
         )
 
     async def collect(self, tasks: Sequence[Task]) -> StepRollouts:
@@ -182,7 +196,11 @@ class RolloutRunner:
         for (_task, endpoint), ok in zip(endpoints, results, strict=True):
             rollout = (
                 await read_rollout(
-                    self.store, endpoint.session_id, self.reward, task_of=_lookup(task_of)
+                    self.store,
+                    endpoint.session_id,
+                    self.reward,
+                    task_of=_lookup(task_of),
+                    sampling=self.sampling,
                 )
                 if ok
                 else None
@@ -202,6 +220,9 @@ class RolloutRunner:
     ) -> bool:
         async with limit:
             try:
+                if self.sampling is not None:
+                    sampling = self.sampling.to_json()
+                    await self.admin.open_training_session(client, endpoint.session_id, sampling)
                 if self.admin.guarded:
                     key = await self.admin.session_key(client, endpoint.session_id)
                     endpoint = replace(endpoint, api_key=key)

@@ -57,6 +57,8 @@ def step_stats(collected: StepRollouts) -> dict[str, Any]:
         "success_rate": _ratio(summary.successes, summary.scored),
         "hack_rate": _ratio(summary.hacks, summary.rollouts) or 0.0,
         "tool_calls_mean": _ratio(summary.tool_calls, summary.read) or 0.0,
+        "forks": sum(rollout.forks for rollout in collected.rollouts),
+        "refused_sampling": sum(r.excluded.get("sampling", 0) for r in collected.rollouts),
     }
 
 
@@ -121,6 +123,7 @@ class Training:
             temperature=config.sampling.temperature,
             max_tokens=config.sampling.max_tokens_per_turn,
             concurrency=settings.concurrency if settings else 16,
+            sampling=config.sampling.enforced,
         )
         self.result = TrainingResult()
         self._started = time.perf_counter()
@@ -182,6 +185,12 @@ class Training:
             step_seconds=seconds,
             elapsed_seconds=time.perf_counter() - self._started,
             published=published,
+            importance_ratio_mean=stats.get("importance_ratio_mean"),
+            importance_ratio_min=stats.get("importance_ratio_min"),
+            importance_ratio_max=stats.get("importance_ratio_max"),
+            clip_fraction=stats.get("clip_fraction"),
+            forks=int(stats.get("forks", 0)),
+            refused_sampling=int(stats.get("refused_sampling", 0)),
         )
 
     def run(

@@ -61,10 +61,17 @@ def firewall() -> Firewall:
     return Firewall.load()
 
 
-def _config(upstream: str, store: Path, mode: str = "enforce") -> ProxyConfig:
+def _config(
+    upstream: str, store: Path, mode: str = "enforce", *, capture_tokens: bool = False
+) -> ProxyConfig:
     # cwd stays the proxy's default (/workspace): the scripted agent uses relative paths, and
     # the workspace itself lives under /tmp, which the bundled rules treat as scratch space.
-    return ProxyConfig(upstream=upstream, store=str(store), mode=mode)  # type: ignore[arg-type]
+    return ProxyConfig(
+        upstream=upstream,
+        store=str(store),
+        mode=mode,  # type: ignore[arg-type]
+        capture_tokens=capture_tokens,
+    )
 
 
 def _admin(proxy_url: str, path: str) -> Any:
@@ -87,12 +94,31 @@ def _main_session(proxy_url: str, harness: str, path_id: str | None) -> dict[str
 def test_proxy_blocks_hacks_and_the_harness_finishes(
     harness: str, tmp_path: Path, firewall: Firewall
 ) -> None:
+    _blocks_hacks(harness, tmp_path, firewall)
+
+
+@pytest.mark.parametrize("harness", ["codex", "claude"])
+def test_harnesses_of_other_dialects_run_on_a_chat_upstream_with_tokens(
+    harness: str, tmp_path: Path, firewall: Firewall
+) -> None:
+    """With token capture, codex (Responses) and claude (Messages) are served from the
+    upstream's Chat Completions endpoint: the same run, and every main-line turn has tokens."""
+    session, requests = _blocks_hacks(harness, tmp_path, firewall, capture_tokens=True)
+    assert {request.dialect for request in requests} == {"chat"}
+    main_line = [t for t in session["turns"] if t["kind"] in ("main", "reask")]
+    assert main_line and all(t["tokens"]["completion_token_ids"] for t in main_line)
+    assert {t["dialect"] for t in main_line} == {"responses" if harness == "codex" else "messages"}
+
+
+def _blocks_hacks(
+    harness: str, tmp_path: Path, firewall: Firewall, *, capture_tokens: bool = False
+) -> tuple[dict[str, Any], list[Any]]:
     binary = require_harness(harness)
     workspace = make_project(tmp_path / "project")
     original_suite = suite_snapshot(workspace)
     path_id = f"e2e-{harness}-{uuid.uuid4().hex[:8]}" if harness in PATH_SESSION else None
     with ScriptedServer(SCRIPT) as server:
-        config = _config(server.url, tmp_path / "safeagents.db")
+        config = _config(server.url, tmp_path / "safeagents.db", capture_tokens=capture_tokens)
         with ProxyServer(config, firewall=firewall, port=0) as proxy:
             base_url = proxy.session_url(path_id) if path_id else proxy.base_url
             launch = prepare_launch(
@@ -134,6 +160,7 @@ def test_proxy_blocks_hacks_and_the_harness_finishes(
     blocked = [f for turn in session["turns"] for f in turn["findings"] if f["blocked"]]
     assert {finding["rule_id"] for finding in blocked} >= EXPECTED_RULES
     assert session["tool_calls"] >= FINAL_STEP
+    return session, requests
 
 
 def _model_exchanges(tap: ByteTap) -> list[tuple[int, str, bytes]]:
