@@ -21,13 +21,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._base import Dialect, RequestInfo, StreamAssembler
+from ._bridge_stream import BridgeAssembler, EventWriter, base_id, reasoning_of
 from ._common import JSONObject, as_dict, as_list, loads_json
 from ._sampling import Sampling
 from ._tokens import TOKENS_KEY, chat_request_tokens, envelope_tokens
 
-__all__ = ["ChatBridge", "ChatCall", "ChatTurn", "EventWriter", "chat_turn"]
-
-_CHAT_PREFIXES = ("chatcmpl-", "chatcmpl_", "cmpl-")
+__all__ = [
+    "ChatBridge",
+    "ChatCall",
+    "ChatTurn",
+    "chat_turn",
+    "copy_common",
+    "function_tool",
+    "parsed_arguments",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,23 +59,6 @@ class ChatTurn:
     prompt_tokens: int
     completion_tokens: int
     extra: JSONObject = field(default_factory=dict)
-
-
-def base_id(chat_id: Any) -> str:
-    text = str(chat_id or "") or "0"
-    for prefix in _CHAT_PREFIXES:
-        if text.startswith(prefix):
-            return text[len(prefix) :] or "0"
-    return text
-
-
-def reasoning_of(message: Mapping[str, Any]) -> str:
-    """vLLM names it ``reasoning`` (older servers ``reasoning_content``)."""
-    for key in ("reasoning", "reasoning_content"):
-        value = message.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
 
 
 def chat_turn(chat: Mapping[str, Any]) -> ChatTurn:
@@ -112,49 +102,6 @@ def parsed_arguments(arguments: str) -> JSONObject:
     return value if isinstance(value, dict) else {}
 
 
-class EventWriter(ABC):
-    """Turns an upstream chat stream, chunk by chunk, into the events of another dialect
-    for what is forwarded at once (the opening, reasoning and text); what follows the first
-    tool call is rendered by the dialect's own assembler from the translated answer."""
-
-    def __init__(self) -> None:
-        self.base = ""
-        self.model = ""
-        self.started = False
-        self.calls = False
-
-    def feed(self, chunk: Mapping[str, Any]) -> bytes:
-        out = bytearray()
-        if not self.started:
-            self.started = True
-            self.base = base_id(chunk.get("id"))
-            self.model = str(chunk.get("model") or "")
-            out += self.open()
-        choices = as_list(chunk.get("choices"))
-        delta = as_dict(as_dict(choices[0]).get("delta")) if choices else {}
-        if self.calls:
-            return bytes(out)
-        if as_list(delta.get("tool_calls")):
-            self.calls = True
-            return bytes(out)
-        reasoning = reasoning_of(delta)
-        if reasoning:
-            out += self.reasoning(reasoning)
-        content = delta.get("content")
-        if isinstance(content, str) and content:
-            out += self.text(content)
-        return bytes(out)
-
-    @abstractmethod
-    def open(self) -> bytes: ...
-
-    @abstractmethod
-    def reasoning(self, piece: str) -> bytes: ...
-
-    @abstractmethod
-    def text(self, piece: str) -> bytes: ...
-
-
 class ChatBridge(ABC):
     """Requests of ``dialect`` as Chat Completions, and chat answers back in ``dialect``."""
 
@@ -183,9 +130,10 @@ class ChatBridge(ABC):
 
     def assembler(self, info: RequestInfo, request: Mapping[str, Any]) -> StreamAssembler:
         """Reads the upstream's chat stream; forwards, holds and renders in ``dialect``."""
-        from ._bridge_stream import BridgeAssembler
-
-        return BridgeAssembler(self, info, request)
+        inner = self.dialect.assembler(info)
+        return BridgeAssembler(
+            inner, self.writer(request), lambda chat: self.response(chat, request)
+        )
 
     def error_body(self, status: int, content: bytes) -> JSONObject:
         """An upstream chat error (4xx body) in ``dialect``'s shape, its message kept."""

@@ -12,7 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._bridge import ChatBridge, ChatTurn, EventWriter, copy_common, function_tool, parsed_arguments
+from ._bridge import ChatBridge, ChatTurn, copy_common, function_tool, parsed_arguments
+from ._bridge_stream import EventWriter
 from ._common import JSONObject, as_dict, as_list, part_text, transcript_text
 from ._messages import AnthropicMessages
 from ._sse import encode_json

@@ -15,7 +15,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ._bridge import ChatBridge, ChatTurn, EventWriter, copy_common, function_tool
+from ._bridge import ChatBridge, ChatTurn, copy_common, function_tool
+from ._bridge_stream import EventWriter
 from ._common import JSONObject, as_dict, as_list, transcript_text
 from ._responses import Responses
 from ._sse import encode_json

@@ -8,28 +8,93 @@ them exactly as it would for an upstream speaking that dialect.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from ._base import RequestInfo, StreamAssembler
+from ._base import StreamAssembler
 from ._chat_stream import ChatAssembler
-from ._common import JSONObject, decode_event
+from ._common import JSONObject, as_dict, as_list, decode_event
 from ._sse import SSEEvent
 
-if TYPE_CHECKING:
-    from ._bridge import ChatBridge
+__all__ = ["BridgeAssembler", "EventWriter", "base_id", "reasoning_of"]
 
-__all__ = ["BridgeAssembler"]
+
+_CHAT_PREFIXES = ("chatcmpl-", "chatcmpl_", "cmpl-")
+
+
+def base_id(chat_id: Any) -> str:
+    text = str(chat_id or "") or "0"
+    for prefix in _CHAT_PREFIXES:
+        if text.startswith(prefix):
+            return text[len(prefix) :] or "0"
+    return text
+
+
+def reasoning_of(message: Mapping[str, Any]) -> str:
+    """vLLM names it ``reasoning`` (older servers ``reasoning_content``)."""
+    for key in ("reasoning", "reasoning_content"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+class EventWriter(ABC):
+    """Turns an upstream chat stream, chunk by chunk, into the events of another dialect
+    for what is forwarded at once (the opening, reasoning and text); what follows the first
+    tool call is rendered by the dialect's own assembler from the translated answer."""
+
+    def __init__(self) -> None:
+        self.base = ""
+        self.model = ""
+        self.started = False
+        self.calls = False
+
+    def feed(self, chunk: Mapping[str, Any]) -> bytes:
+        out = bytearray()
+        if not self.started:
+            self.started = True
+            self.base = base_id(chunk.get("id"))
+            self.model = str(chunk.get("model") or "")
+            out += self.open()
+        choices = as_list(chunk.get("choices"))
+        delta = as_dict(as_dict(choices[0]).get("delta")) if choices else {}
+        if self.calls:
+            return bytes(out)
+        if as_list(delta.get("tool_calls")):
+            self.calls = True
+            return bytes(out)
+        reasoning = reasoning_of(delta)
+        if reasoning:
+            out += self.reasoning(reasoning)
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            out += self.text(content)
+        return bytes(out)
+
+    @abstractmethod
+    def open(self) -> bytes: ...
+
+    @abstractmethod
+    def reasoning(self, piece: str) -> bytes: ...
+
+    @abstractmethod
+    def text(self, piece: str) -> bytes: ...
 
 
 class BridgeAssembler(StreamAssembler):
-    def __init__(self, bridge: ChatBridge, request: RequestInfo, body: Mapping[str, Any]) -> None:
-        super().__init__(request)
-        self._bridge = bridge
-        self._body = body
+    def __init__(
+        self,
+        inner: StreamAssembler,
+        writer: EventWriter,
+        translate: Callable[[JSONObject], JSONObject],
+    ) -> None:
+        super().__init__(inner.request)
         self._chat = ChatAssembler()
-        self._inner = bridge.dialect.assembler(request)
-        self._writer = bridge.writer(body)
+        self._inner = inner
+        self._writer = writer
+        self._translate = translate
 
     def _on_event(self, event: SSEEvent) -> bytes:
         self._chat._on_event(event)
@@ -42,7 +107,7 @@ class BridgeAssembler(StreamAssembler):
         return None  # the upstream's bytes are chat, never the client's
 
     def _result(self) -> JSONObject:
-        return self._bridge.response(self._chat._result(), self._body)
+        return self._translate(self._chat._result())
 
     def client_view(self, response: Mapping[str, Any]) -> JSONObject:
         return self._inner.client_view(response)

@@ -18,7 +18,6 @@ from proxy_testkit import (
     session_json,
     tool_results,
 )
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
