@@ -23,7 +23,7 @@ from typing import Any
 from ._base import Dialect, RequestInfo, StreamAssembler
 from ._bridge_stream import BridgeAssembler, EventWriter, base_id, reasoning_of
 from ._common import JSONObject, as_dict, as_list, loads_json
-from ._sampling import Sampling
+from ._sampling import THINKING_KWARGS, Sampling
 from ._tokens import TOKENS_KEY, chat_request_tokens, envelope_tokens
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "copy_common",
     "function_tool",
     "parsed_arguments",
+    "thinking_switch",
 ]
 
 
@@ -165,6 +166,15 @@ def copy_common(body: Mapping[str, Any], chat: JSONObject, *, max_tokens_key: st
             chat[key] = body[key]
     if isinstance(body.get(max_tokens_key), int):
         chat["max_tokens"] = body[max_tokens_key]
+
+
+def thinking_switch(chat: JSONObject, on: bool | None) -> None:
+    """Pass the harness's own reasoning switch to the chat template (a training session's
+    sampling overrides it)."""
+    if on is not None:
+        kwargs = dict(as_dict(chat.get("chat_template_kwargs")))
+        kwargs.update(dict.fromkeys(THINKING_KWARGS, on))
+        chat["chat_template_kwargs"] = kwargs
 
 
 def function_tool(name: str, description: Any, parameters: Any) -> JSONObject:

@@ -12,7 +12,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._bridge import ChatBridge, ChatTurn, copy_common, function_tool, parsed_arguments
+from ._bridge import (
+    ChatBridge,
+    ChatTurn,
+    copy_common,
+    function_tool,
+    parsed_arguments,
+    thinking_switch,
+)
 from ._bridge_stream import EventWriter
 from ._common import JSONObject, as_dict, as_list, part_text, transcript_text
 from ._messages import AnthropicMessages
@@ -108,6 +115,8 @@ class MessagesBridge(ChatBridge):
     def chat_request(self, body: Mapping[str, Any]) -> JSONObject:
         chat: JSONObject = {"messages": _messages(body)}
         copy_common(body, chat, max_tokens_key="max_tokens")
+        kind = as_dict(body.get("thinking")).get("type")
+        thinking_switch(chat, None if kind is None else kind != "disabled")
         stops = [s for s in as_list(body.get("stop_sequences")) if isinstance(s, str)]
         if stops:
             chat["stop"] = stops

@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ._bridge import ChatBridge, ChatTurn, copy_common, function_tool
+from ._bridge import ChatBridge, ChatTurn, copy_common, function_tool, thinking_switch
 from ._bridge_stream import EventWriter
 from ._common import JSONObject, as_dict, as_list, transcript_text
 from ._responses import Responses
@@ -169,6 +169,8 @@ class ResponsesBridge(ChatBridge):
                 builder.add(item)
         chat: JSONObject = {"messages": _leading_system(builder.out, body.get("instructions"))}
         copy_common(body, chat, max_tokens_key="max_output_tokens")
+        effort = as_dict(body.get("reasoning")).get("effort")
+        thinking_switch(chat, None if effort is None else effort != "none")
         tools = _tools(body)
         if tools:
             chat["tools"] = tools
@@ -314,7 +316,6 @@ class _ResponsesWriter(EventWriter):
 
     def text(self, piece: str) -> bytes:
         out = b""
-        where = {"item_id": f"msg_{self.base}", "output_index": self.index + 1, "content_index": 0}
         if self.open_item != "message":
             out += self._close()
             self.index += 1
@@ -324,8 +325,9 @@ class _ResponsesWriter(EventWriter):
                 "response.output_item.added", {"output_index": self.index, "item": item}
             )
             part = {"type": "output_text", "text": "", "annotations": []}
-            out += self.emit("response.content_part.added", {**where, "part": part})
-        where["output_index"] = self.index
-        return out + self.emit(
-            "response.output_text.delta", {**where, "delta": piece, "logprobs": []}
-        )
+            out += self.emit("response.content_part.added", {**self._where(), "part": part})
+        delta = {**self._where(), "delta": piece, "logprobs": []}
+        return out + self.emit("response.output_text.delta", delta)
+
+    def _where(self) -> JSONObject:
+        return {"item_id": f"msg_{self.base}", "output_index": self.index, "content_index": 0}

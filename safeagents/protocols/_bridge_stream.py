@@ -49,7 +49,8 @@ class EventWriter(ABC):
         self.base = ""
         self.model = ""
         self.started = False
-        self.calls = False
+        self.texted = False
+        self.holding = False
 
     def feed(self, chunk: Mapping[str, Any]) -> bytes:
         out = bytearray()
@@ -60,16 +61,17 @@ class EventWriter(ABC):
             out += self.open()
         choices = as_list(chunk.get("choices"))
         delta = as_dict(as_dict(choices[0]).get("delta")) if choices else {}
-        if self.calls:
-            return bytes(out)
-        if as_list(delta.get("tool_calls")):
-            self.calls = True
-            return bytes(out)
         reasoning = reasoning_of(delta)
+        # from a tool call (or reasoning after text) on, the dialect's assembler renders the
+        # rest from the whole answer
+        self.holding |= bool(as_list(delta.get("tool_calls"))) or bool(reasoning and self.texted)
+        if self.holding:
+            return bytes(out)
         if reasoning:
             out += self.reasoning(reasoning)
         content = delta.get("content")
         if isinstance(content, str) and content:
+            self.texted = True
             out += self.text(content)
         return bytes(out)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ._common import JSONObject, as_dict
 
-__all__ = ["Sampling", "SamplingError"]
+__all__ = ["THINKING_KWARGS", "Sampling", "SamplingError"]
 
 _NEUTRAL: JSONObject = {
     "min_p": 0.0,

@@ -36,6 +36,7 @@ from safeagents import Firewall
 from safeagents.proxy import ProxyConfig, ProxyServer, create_app
 from safeagents.scripted import (
     HARNESSES,
+    Script,
     ScriptedModel,
     ScriptedServer,
     prepare_launch,
@@ -209,3 +210,49 @@ def test_monitor_mode_passes_the_hacks_through_unchanged(
     turn_findings = [f for turn in session["turns"] for f in turn["findings"]]
     assert turn_findings and not any(finding["blocked"] for finding in turn_findings)
     assert all(turn["kind"] != "reask" for turn in session["turns"])
+
+
+THOUGHT = "The failing test names calc.py, so I read it first."
+THINKING_SCRIPT = Script.from_data(
+    [
+        {"think": THOUGHT, "say": "Reading the code.", "shell": "cat calc.py"},
+        {"think": "That was enough.", "say": "done"},
+    ]
+)
+
+
+@pytest.mark.parametrize("harness", ["pi", "codex", "claude"])
+def test_reasoning_stays_in_the_context_of_every_dialect(
+    harness: str, tmp_path: Path, firewall: Firewall
+) -> None:
+    """The engine's reasoning reaches pi as chat ``reasoning``, codex as a reasoning item and
+    claude as a thinking block; each sends it back, and it reaches the chat upstream again as
+    the assistant message's ``reasoning`` (the chat template renders it into the prompt)."""
+    binary = require_harness(harness)
+    workspace = make_project(tmp_path / "project")
+    with ScriptedServer(THINKING_SCRIPT) as server:
+        config = _config(server.url, tmp_path / "safeagents.db", capture_tokens=True)
+        with ProxyServer(config, firewall=firewall, port=0) as proxy:
+            launch = prepare_launch(
+                harness,
+                proxy.base_url,
+                "scripted-model",
+                workspace,
+                PROMPT,
+                tmp_path / "state",
+                binary,
+                thinking=True,
+            )
+            run = run_harness(launch, timeout=240)
+        requests = server.model.model_requests()
+
+    assert run.returncode == 0 and not run.timed_out, run.output[-4000:]
+    turns = scripted_turns(requests)
+    assert sorted(turns) == [0, 1], [r.reply for r in requests]
+    replayed = [
+        message
+        for message in turns[1].body["messages"]
+        if message.get("role") == "assistant" and message.get("tool_calls")
+    ]
+    assert len(replayed) == 1, turns[1].body["messages"]
+    assert replayed[0].get("reasoning") == THOUGHT

@@ -196,3 +196,19 @@ def test_a_chat_stream_reaches_the_client_in_its_dialect_text_first(dialect: Any
     assert len(dialect.tool_calls(received)) == 1
     assert dialect.response_text(received) == "Listing."
     assert TOKENS_KEY.encode() not in forwarded
+
+
+def test_the_harness_s_reasoning_switch_reaches_the_template_unless_the_run_sets_it() -> None:
+    from safeagents.protocols import Sampling
+
+    messages, responses = chat_bridge(MESSAGES), chat_bridge(RESPONSES)
+    assert messages is not None and responses is not None
+    off = {"model": "m", "messages": [], "thinking": {"type": "disabled"}}
+    assert messages.request(off)["chat_template_kwargs"]["enable_thinking"] is False
+    on = {"model": "m", "messages": [], "thinking": {"type": "enabled", "budget_tokens": 9}}
+    assert messages.request(on)["chat_template_kwargs"]["enable_thinking"] is True
+    assert "chat_template_kwargs" not in messages.request({"model": "m", "messages": []})
+    codex = {"model": "m", "input": "hi", "reasoning": {"effort": "none"}}
+    assert responses.request(codex)["chat_template_kwargs"]["enable_thinking"] is False
+    enforced = responses.request(codex, sampling=Sampling(thinking=True))
+    assert enforced["chat_template_kwargs"]["enable_thinking"] is True
