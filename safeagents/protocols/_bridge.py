@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ._base import Dialect, RequestInfo, StreamAssembler
@@ -59,7 +59,6 @@ class ChatTurn:
     finish_reason: str
     prompt_tokens: int
     completion_tokens: int
-    extra: JSONObject = field(default_factory=dict)
 
 
 def chat_turn(chat: Mapping[str, Any]) -> ChatTurn:
