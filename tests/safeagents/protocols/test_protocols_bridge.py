@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from safeagents.protocols import MESSAGES, RESPONSES, TOKENS_KEY, chat_bridge, encode_json
 
@@ -212,3 +214,69 @@ def test_the_harness_s_reasoning_switch_reaches_the_template_unless_the_run_sets
     assert responses.request(codex)["chat_template_kwargs"]["enable_thinking"] is False
     enforced = responses.request(codex, sampling=Sampling(thinking=True))
     assert enforced["chat_template_kwargs"]["enable_thinking"] is True
+
+
+_scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_keys = st.sampled_from(
+    [
+        "input",
+        "instructions",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "reasoning",
+        "max_tokens",
+        "max_output_tokens",
+        "stop_sequences",
+        "model",
+        "stream",
+        "content",
+        "type",
+        "role",
+        "tool_calls",
+        "choices",
+        "message",
+        "function",
+        "arguments",
+        "reasoning_content",
+    ]
+)
+_shaped = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    body=st.dictionaries(_keys, _shaped, max_size=6),
+    answer=st.dictionaries(_keys, _shaped, max_size=5),
+)
+def test_translation_never_raises_on_what_a_dialect_accepts(
+    body: dict[str, Any], answer: dict[str, Any]
+) -> None:
+    for dialect in (RESPONSES, MESSAGES):
+        bridge = chat_bridge(dialect)
+        assert bridge is not None
+        try:
+            dialect.parse_request(body)
+        except (TypeError, ValueError, AttributeError):
+            continue  # refused with a 400 before any translation
+        chat = bridge.request(body, capture=True)
+        assert isinstance(chat["messages"], list)
+        json.dumps(chat)
+        translated = bridge.response(answer, body)
+        dialect.tool_calls(translated)
+        json.dumps(translated)
