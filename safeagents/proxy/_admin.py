@@ -165,6 +165,7 @@ def _health(services: Services, scope: Scope) -> JSONResponse:
             "strategy": config.strategy,
             "max_reasks": config.max_reasks,
             "capture_tokens": config.capture_tokens,
+            "chat_upstream": config.translates,
             "rules": len(services.firewall.rules.rules),
         }
     )

@@ -3,6 +3,8 @@ and a training session's sampling parameters enforced on whatever dialect it spe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from proxy_testkit import (
     BLOCKED,
@@ -15,6 +17,7 @@ from proxy_testkit import (
     follow_up,
     http,
     script,
+    serve_process,
     session_json,
     tool_results,
 )
@@ -134,3 +137,18 @@ def test_a_chat_upstream_refusal_reaches_a_messages_harness_in_its_shape(
     assert response.status_code == 404
     assert response.json()["type"] == "error"
     assert "model not found" in response.json()["error"]["message"]
+
+
+def test_serve_chat_upstream_translates_without_capturing_tokens(
+    tmp_path: Path, scripted: ScriptedServer
+) -> None:
+    scripted.model.set_script(script({"shell": "ls"}))
+    store, log = str(tmp_path / "chat.db"), tmp_path / "serve.log"
+    with serve_process(scripted.base_url, store, log, "--chat-upstream") as (_, base):
+        url = f"{base}/s/cu/v1{PATHS['messages']}"
+        answer = decode("messages", http.post(url, json=first_body("messages", stream=True)))
+        health = http.get(f"{base}/safeagents/v1/health").json()
+    assert commands("messages", answer) == ["ls"]
+    (request,) = scripted.model.model_requests()
+    assert request.dialect == "chat" and "return_token_ids" not in request.body
+    assert health["chat_upstream"] is True and health["capture_tokens"] is False
