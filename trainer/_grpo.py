@@ -45,11 +45,13 @@ class StepBatch:
 @dataclass(slots=True)
 class RatioStats:
     """Importance ratios ``exp(logp_new - logp_behaviour)`` over a step's trained tokens,
-    and the fraction of them TRL's clip region holds back (ratio below ``1 - eps_low`` with
-    a negative advantage, or above ``1 + eps_high`` with a positive one)."""
+    the fraction of them TRL's clip region holds back (ratio below ``1 - eps_low`` with a
+    negative advantage, or above ``1 + eps_high`` with a positive one), and the k3 estimate
+    ``(r - 1) - log r`` of the KL between behaviour and trained policy (TRL's async ``kl``)."""
 
     tokens: int = 0
     total: float = 0.0
+    kl: float = 0.0
     low: float = math.inf
     high: float = -math.inf
     clipped: int = 0
@@ -68,7 +70,8 @@ class RatioStats:
         trained = mask.bool()
         if not bool(trained.any()):
             return
-        ratio = torch.exp(logps.detach().float() - old_logps.float())
+        log_ratio = logps.detach().float() - old_logps.float()
+        ratio = torch.exp(log_ratio)
         advantage = advantages.reshape(-1, 1).expand_as(ratio)
         clipped = ((ratio < 1 - epsilon_low) & (advantage < 0)) | (
             (ratio > 1 + epsilon_high) & (advantage > 0)
@@ -76,6 +79,7 @@ class RatioStats:
         values = ratio[trained]
         self.tokens += int(values.numel())
         self.total += float(values.sum().item())
+        self.kl += float(((values - 1) - log_ratio[trained]).sum().item())
         self.low = min(self.low, float(values.min().item()))
         self.high = max(self.high, float(values.max().item()))
         self.clipped += int(clipped[trained].sum().item())
@@ -88,6 +92,7 @@ class RatioStats:
             "importance_ratio_min": self.low,
             "importance_ratio_max": self.high,
             "clip_fraction": self.clipped / self.tokens,
+            "behaviour_kl": self.kl / self.tokens,
         }
 
 
@@ -96,6 +101,7 @@ _RATIO_KEYS = (
     "importance_ratio_min",
     "importance_ratio_max",
     "clip_fraction",
+    "behaviour_kl",
 )
 
 

@@ -36,6 +36,7 @@ _NON_NEGATIVE = (
     "importance_ratio_mean",
     "importance_ratio_min",
     "importance_ratio_max",
+    "behaviour_kl",
     "forks",
     "refused_sampling",
 )
@@ -72,6 +73,8 @@ class StepMetrics:
     importance_ratio_max: float | None = None
     clip_fraction: float | None = None
     """Trained tokens inside TRL's clip region (``clip_ratio/region_mean``)."""
+    behaviour_kl: float | None = None
+    """KL(behaviour ‖ trained policy) per trained token (k3 estimate): ≈ 0 at step 1."""
     forks: int | None = None
     """Rows started where a session's token prefix broke (dropped reasoning, compaction)."""
     refused_sampling: int | None = None

@@ -189,6 +189,7 @@ class Training:
             importance_ratio_min=stats.get("importance_ratio_min"),
             importance_ratio_max=stats.get("importance_ratio_max"),
             clip_fraction=stats.get("clip_fraction"),
+            behaviour_kl=stats.get("behaviour_kl"),
             forks=int(stats.get("forks", 0)),
             refused_sampling=int(stats.get("refused_sampling", 0)),
         )

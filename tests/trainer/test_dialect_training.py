@@ -95,13 +95,14 @@ def test_rows_of_a_non_chat_dialect_are_trained_on_policy(
     print(
         f"\n{dialect}: step {first.step} importance ratio mean {first.importance_ratio_mean}, "
         f"min {first.importance_ratio_min}, max {first.importance_ratio_max}, "
-        f"clip fraction {first.clip_fraction}"
+        f"clip fraction {first.clip_fraction}, behaviour KL {first.behaviour_kl}"
     )
     if first.step == 1:  # no optimiser step yet: the trained policy is the behaviour policy
         assert first.importance_ratio_mean == pytest.approx(1.0, abs=1e-3)
         assert first.importance_ratio_min is not None and first.importance_ratio_min > 0.98
         assert first.importance_ratio_max is not None and first.importance_ratio_max < 1.02
         assert first.clip_fraction == 0.0
+        assert first.behaviour_kl is not None and abs(first.behaviour_kl) < 1e-4
 
     turns = asyncio.run(_turns(config.proxy.store, harness))
     assert turns and {turn.dialect for turn in turns} == {dialect}

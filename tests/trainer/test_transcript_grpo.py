@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -138,6 +139,7 @@ def test_steps_move_the_adapter_towards_the_rewarded_completion(tiny: Path) -> N
     assert first["importance_ratio_mean"] == pytest.approx(1.0, abs=1e-5)
     assert 1 - 1e-4 < first["importance_ratio_min"] <= first["importance_ratio_max"] < 1 + 1e-4
     assert first["clip_fraction"] == 0.0
+    assert abs(first["behaviour_kl"]) < 1e-6
     # the last step scores an updated policy against the same behaviour logprobs
     last = batches[-1].stats
     assert last["importance_ratio_max"] > 1.01 or last["importance_ratio_min"] < 0.99
@@ -167,6 +169,8 @@ def test_ratio_statistics_count_only_trained_tokens_and_the_clip_region() -> Non
     assert result["importance_ratio_min"] == pytest.approx(0.5)
     assert result["importance_ratio_max"] == pytest.approx(1.5)
     assert result["clip_fraction"] == pytest.approx(0.5)
+    k3 = [(r - 1) - math.log(r) for r in (1.0, 1.5, 0.5, 1.0)]
+    assert result["behaviour_kl"] == pytest.approx(sum(k3) / 4)
     # the same ratios with the advantages' signs swapped are not held back
     swapped = RatioStats()
     swapped.add(logps, old, mask, torch.tensor([-1.0, 1.0]), epsilon_low=0.2, epsilon_high=0.2)
