@@ -78,19 +78,22 @@ def chat_turn(chat: Mapping[str, Any]) -> ChatTurn:
             )
         )
     usage = as_dict(chat.get("usage"))
-    created = chat.get("created")
     content = message.get("content")
     return ChatTurn(
         base=base_id(chat.get("id")),
         model=str(chat.get("model") or ""),
-        created=created if isinstance(created, int) else 0,
+        created=_count(chat.get("created")),
         text=content if isinstance(content, str) else "",
         reasoning=reasoning_of(message),
         calls=tuple(calls),
         finish_reason=str(choice.get("finish_reason") or "stop"),
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
     )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def parsed_arguments(arguments: str) -> JSONObject:
@@ -123,7 +126,10 @@ class ChatBridge(ABC):
     def response(self, chat: Mapping[str, Any], request: Mapping[str, Any]) -> JSONObject:
         """A whole chat answer in ``dialect``, with the engine's tokens if it sent any."""
         translated = self.from_chat(chat_turn(chat), request)
-        envelope = envelope_tokens(chat)
+        try:
+            envelope = envelope_tokens(chat)
+        except (TypeError, ValueError, OverflowError):  # token fields that are not numbers
+            envelope = None
         if envelope is not None:
             translated[TOKENS_KEY] = envelope
         return translated

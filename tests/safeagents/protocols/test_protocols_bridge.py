@@ -250,6 +250,13 @@ _keys = st.sampled_from(
         "function",
         "arguments",
         "reasoning_content",
+        "usage",
+        "prompt_tokens",
+        "created",
+        "prompt_token_ids",
+        "token_ids",
+        "logprobs",
+        "id",
     ]
 )
 _shaped = st.recursive(
@@ -280,3 +287,18 @@ def test_translation_never_raises_on_what_a_dialect_accepts(
         translated = bridge.response(answer, body)
         dialect.tool_calls(translated)
         json.dumps(translated)
+
+
+@pytest.mark.parametrize("dialect", [RESPONSES, MESSAGES])
+def test_an_upstream_s_nonsense_counts_and_token_fields_are_dropped_not_raised(
+    dialect: Any,
+) -> None:
+    bridge = chat_bridge(dialect)
+    assert bridge is not None
+    answer = _chat_answer([CALL])
+    answer["usage"] = {"prompt_tokens": "many", "completion_tokens": True}
+    answer["created"] = "today"
+    answer["prompt_token_ids"] = ["a", "b"]
+    translated = bridge.response(answer, {"model": "m"})
+    assert dialect.extract_tokens(translated) is None  # the turn records no tokens
+    assert len(dialect.tool_calls(translated)) == 1
