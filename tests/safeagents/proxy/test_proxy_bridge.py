@@ -3,6 +3,8 @@ and a training session's sampling parameters enforced on whatever dialect it spe
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,9 @@ from proxy_testkit import (
     tool_results,
 )
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from safeagents.protocols import TOKENS_KEY
+from safeagents.protocols import TOKENS_KEY, encode_json, parse_events
 from safeagents.scripted import ScriptedServer
 
 SAMPLING = {"temperature": 0.8, "top_p": 1.0, "top_k": 0, "max_tokens": 512, "thinking": True}
@@ -152,3 +154,30 @@ def test_serve_chat_upstream_translates_without_capturing_tokens(
     (request,) = scripted.model.model_requests()
     assert request.dialect == "chat" and "return_token_ids" not in request.body
     assert health["chat_upstream"] is True and health["capture_tokens"] is False
+
+
+@pytest.mark.parametrize("dialect", ["responses", "messages"])
+def test_a_chat_stream_cut_short_ends_the_harness_s_stream_with_its_own_error(
+    dialect: str, sid: str, start_proxy: StartProxy
+) -> None:
+    async def cut(request: Request) -> Response:
+        async def events() -> AsyncIterator[bytes]:
+            head = {"id": "chatcmpl-x", "model": "m", "choices": [{"index": 0, "delta": {}}]}
+            yield encode_json({**head, "choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+            yield encode_json({**head, "choices": [{"index": 0, "delta": {"content": "Half"}}]})
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    with FakeUpstream() as upstream:
+        upstream.handler = cut
+        proxy = start_proxy(upstream.url, capture_tokens=True, fresh=True)
+        url = proxy.session_url(sid) + PATHS[dialect]
+        response = http.post(url, json=first_body(dialect, stream=True))
+        turns = session_json(proxy.url, sid)["turns"]
+    assert response.status_code == 200
+    events = [event for event in parse_events(response.content) if event.data.strip()]
+    assert b"Half" in response.content
+    last = json.loads(events[-1].data)
+    expected = "response.failed" if dialect == "responses" else "error"
+    assert last["type"] == expected, last
+    assert [turn["status"] for turn in turns] == ["error"]
