@@ -3,8 +3,9 @@ upstream whatever the harness asked for, and recorded with every turn they produ
 
 Off-policy correction compares the engine's behaviour logprobs with the trainer's at the
 same temperature, over the full vocabulary: anything else that reshapes the distribution
-(penalties, ``min_p``, a logit bias, the model's own generation defaults such as top-k 20)
-biases the importance ratio, so it is set explicitly to its neutral value.
+(penalties, ``min_p``, a logit bias, the model's own generation defaults such as top-k 20,
+constrained decoding: response formats, ``min_tokens``, a required or named tool choice)
+biases the importance ratio, so it is set to its neutral value or left out.
 """
 
 from __future__ import annotations
@@ -25,7 +26,24 @@ _NEUTRAL: JSONObject = {
     "repetition_penalty": 1.0,
     "n": 1,
 }
-_DROPPED = ("logit_bias", "max_completion_tokens", "reasoning_effort", "seed")
+_DROPPED = (
+    "logit_bias",
+    "max_completion_tokens",
+    "reasoning_effort",
+    "seed",
+    # constrained decoding masks tokens the trainer's softmax does not
+    "response_format",
+    "structured_outputs",
+    "guided_json",
+    "guided_regex",
+    "guided_choice",
+    "guided_grammar",
+    "allowed_token_ids",
+    "bad_words",
+    "min_tokens",
+    "ignore_eos",
+    "logits_processors",
+)
 THINKING_KWARGS = ("enable_thinking", "thinking")
 """Chat-template switches for reasoning (Qwen3/GLM spell it ``enable_thinking``, others
 ``thinking``); a template ignores the one it does not know."""
@@ -108,4 +126,6 @@ class Sampling:
         kwargs = dict(as_dict(request.get("chat_template_kwargs")))
         kwargs.update(dict.fromkeys(THINKING_KWARGS, self.thinking))
         request["chat_template_kwargs"] = kwargs
+        if request.get("tool_choice") not in (None, "auto", "none"):
+            request["tool_choice"] = "auto"  # "required" and named tools decode constrained
         return request

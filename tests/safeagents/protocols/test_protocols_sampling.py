@@ -32,6 +32,29 @@ def test_the_enforced_request_samples_the_full_distribution_at_the_run_s_tempera
     assert off["chat_template_kwargs"]["enable_thinking"] is False
 
 
+@pytest.mark.parametrize(
+    "constraint",
+    [
+        {"response_format": {"type": "json_object"}},
+        {"structured_outputs": {"regex": "a+"}},
+        {"guided_choice": ["a"]},
+        {"min_tokens": 5},
+        {"ignore_eos": True},
+        {"allowed_token_ids": [1, 2]},
+    ],
+)
+def test_constrained_decoding_is_left_out(constraint: dict[str, object]) -> None:
+    sent = Sampling().apply_chat({"model": "m", "messages": [], **constraint})
+    assert not set(constraint) & set(sent)
+
+
+def test_a_required_or_named_tool_choice_samples_freely() -> None:
+    named = {"type": "function", "function": {"name": "bash"}}
+    for choice, sent in (("required", "auto"), (named, "auto"), ("none", "none"), ("auto", "auto")):
+        assert Sampling().apply_chat({"tool_choice": choice})["tool_choice"] == sent
+    assert "tool_choice" not in Sampling().apply_chat({})
+
+
 def test_sampling_round_trips_and_refuses_nonsense() -> None:
     sampling = Sampling(temperature=0.7, top_p=0.95, top_k=20, max_tokens=64, thinking=False)
     assert Sampling.from_json(sampling.to_json()) == sampling
