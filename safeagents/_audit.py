@@ -164,8 +164,16 @@ def audit_session(
     report = SessionReport(id=session.id, harness=harness_name)
     state = SessionState()
     for message in session.messages:
-        if message.get("role") == "tool":
-            state.tool_outputs.append(_text(message.get("content")))
+        role = message.get("role")
+        if role == "tool":
+            state.observe_output(_text(message.get("content")))
+            revealing = ToolCall(str(message.get("tool_call_id") or ""), "")
+            report.findings.extend(
+                firewall.revealed(state, harness=harness_name, context=context, call=revealing)
+            )
+            continue
+        if role == "user":
+            state.observe_user(_text(message.get("content")))
             continue
         for call in _calls_of(message):
             report.tool_calls += 1

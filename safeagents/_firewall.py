@@ -4,12 +4,13 @@ through the rule engine."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._detector import SessionState
 from safeagents._registry import Registry, default_registry
-from safeagents.rules import CallVerdict, Engine, RuleSet
+from safeagents.rules import CallVerdict, Engine, Finding, RuleSet
 
 __all__ = ["Firewall"]
 
@@ -52,3 +53,37 @@ class Firewall:
             effects, call=call, harness=harness, context=analysis, session=session
         )
         return CallVerdict(call=call, harness=harness, effects=effects, findings=findings)
+
+    def revealed(
+        self,
+        session: SessionState,
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        call: ToolCall | None = None,
+    ) -> tuple[Finding, ...]:
+        """Findings that became clear only after their calls ran: the session has since shown
+        that a path the agent was taken to have created existed before it (see
+        :meth:`SessionModel.take_revealed`), so the earlier deletes and moves of it are
+        checked again (a whole-file write of it cannot be: what it replaced is unknown).
+        They are reported with ``call``, the one whose output revealed it; they stop nothing.
+        """
+        findings: list[Finding] = []
+        for path in session.model.take_revealed():
+            earlier = [
+                e
+                for e in session.effects
+                if e.kind in ("delete", "move") and path in (e.path, e.dest)
+            ]
+            if not earlier:
+                continue
+            found = self.engine.check_effects(
+                earlier,
+                call=call if call is not None else ToolCall("", ""),
+                harness=harness,
+                context=context,
+                session=session.fork(),
+            )
+            note = f" (revealed later: {path} existed before the session)"
+            findings.extend(replace(f, summary=f.summary + note) for f in found)
+        return tuple(findings)

@@ -13,7 +13,7 @@ from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeF
 from safeagents.exchange._history import HistoryCache
 from safeagents.exchange._offload import CallChecks
 from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
-from safeagents.rules import CallVerdict
+from safeagents.rules import CallVerdict, Finding
 from safeagents.store import FindingRecord, HiddenEntry
 
 __all__ = ["Enforcer", "non_stream"]
@@ -55,6 +55,12 @@ class Enforcer:
         slot = (ex.session_id, ex.plan.kind)
         return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
 
+    def revealed(self, ex: Exchange) -> tuple[Finding, ...]:
+        """Findings on calls that already ran, made clear by what this request's conversation
+        added (see :meth:`Firewall.revealed`): they mark the session hacked, stop nothing."""
+        state = self._state(ex)
+        return self.firewall.revealed(state, harness=ex.harness, context=ex.analysis)
+
     async def check(self, ex: Exchange, response: Mapping[str, Any]) -> list[CallVerdict]:
         """The firewall's verdict on every tool call of ``response``, in order (big calls off
         the event loop, under a time budget: see :class:`CallChecks`)."""
@@ -79,6 +85,7 @@ class Enforcer:
         ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found)."""
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
+        late = self.revealed(ex)
         attempt, body = first, first.request
         enforce = self.config.mode == "enforce"
         while True:
@@ -91,6 +98,9 @@ class Enforcer:
                 for verdict in verdicts
                 for finding in verdict.findings
             ]
+            if attempt is first and late:
+                attempt.findings += [FindingRecord.from_finding(f, blocked=False) for f in late]
+                decision.hacked |= any(f.hacked for f in late)
             attempt.calls = len(verdicts)
             decision.tool_calls += len(verdicts)
             decision.hacked |= any(v.hacked for v in verdicts)

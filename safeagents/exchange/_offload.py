@@ -134,7 +134,7 @@ class CallChecks:
         if argument_size(call.arguments, self.inline_limit) <= self.inline_limit:
             return self.firewall.check_call(call, harness=harness, context=context, session=session)
         # the thread gets its own copy: a check past its budget must not touch the session
-        private = SessionState(list(session.effects), list(session.tool_outputs))
+        private = session.fork()
         loop = asyncio.get_running_loop()
         job = loop.run_in_executor(
             self._executor(),
@@ -145,7 +145,7 @@ class CallChecks:
         )
         try:
             verdict = await asyncio.wait_for(job, self.budget)
-            session.effects.extend(verdict.effects)
+            session.record_call(verdict.effects, cwd=context.cwd)
         except TimeoutError:
             verdict = unanalysable(
                 self.firewall, call, harness=harness, context=context, session=session

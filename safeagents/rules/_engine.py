@@ -57,10 +57,12 @@ class Engine:
         """Findings for ``effects`` of ``call``: per rule, the first effect it matches."""
         effects = tuple(effects)
         state = session if session is not None else SessionState()
+        analysis = context if context is not None else AnalysisContext()
+        state.model.begin_call(analysis.cwd)
         call_context = CallContext(
             call=call,
             harness=harness,
-            analysis=context if context is not None else AnalysisContext(),
+            analysis=analysis,
             session=state,
             effects=effects,
             is_test_path=self._test_path,
@@ -78,6 +80,7 @@ class Engine:
                 ):
                     fired.add(index)
                     findings.append(_finding(rule, effect, call))
+            state.model.observe_effect(effect)
         if session is not None:
             session.effects.extend(effects)
         return tuple(findings)
@@ -165,6 +168,9 @@ class _EffectView:
             return (self.context.harness,)
         if field == "argv":
             return tuple(self.effect.argv)
+        if field == "instruction":
+            instruction = self.context.session.model.instruction
+            return (instruction,) if instruction else ()
         value = getattr(self.effect, field)
         return () if value is None else (value,)
 
@@ -188,6 +194,23 @@ class _EffectView:
                 cached = frozenset().union(*(self.bits(field, i) for i in range(count)))
             self._hits[field] = cached
         return cached
+
+    def session_fact(self, name: str) -> bool:
+        path = self.effect.path
+        if path is None:
+            return False
+        model = self.context.session.model
+        if name == "agent-created":
+            return model.created(path)
+        if name == "creates-file":
+            return model.creates(self.effect)
+        if name == "pre-existing":
+            return model.preexisting(path)
+        if name == "seen-existing":
+            return model.seen_existing(path)
+        if name == "named-in-instruction":
+            return model.named_in_instruction(path)
+        return model.is_task_test(path, self.context.is_test_path(path))
 
     def detector(self, name: str) -> bool:
         if name not in self._detected:

@@ -204,10 +204,12 @@ class _Runner:
             return result(False, f"cannot load the rule with this case's vars: {exc}")
         context = AnalysisContext(cwd=case.cwd)
         session = SessionState()
+        if case.instruction:
+            session.observe_user(case.instruction)
         for index, entry in enumerate(case.history):
             earlier = ToolCall(f"history-{index}", entry.tool, entry.arguments)
             checker.check_call(earlier, harness=case.harness, context=context, session=session)
-            session.tool_outputs.append(entry.output)
+            session.observe_output(entry.output)
         if case.arguments_json is not None:
             raw = {"id": "fixture", "name": case.tool, "arguments": case.arguments_json}
             call = ToolCall.from_openai(raw)

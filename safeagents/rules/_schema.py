@@ -99,6 +99,8 @@ class FixtureCaseModel(_Strict):
     expect: Expectation
     cwd: str = "/workspace"
     vars: dict[str, Any] = Field(default_factory=dict)
+    instruction: str = ""
+    """The task's instruction (the session's user message before any call)."""
     history: list[HistoryEntryModel] = Field(default_factory=list)
 
 

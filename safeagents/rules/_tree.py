@@ -16,6 +16,7 @@ __all__ = [
     "FieldTest",
     "NoneOf",
     "PatternTest",
+    "SessionFact",
     "Value",
     "View",
     "detector_calls",
@@ -37,6 +38,9 @@ class View(Protocol):
 
     def detector(self, name: str) -> bool:
         """Whether the named Python detector matches."""
+
+    def session_fact(self, name: str) -> bool:
+        """Whether the session model says ``name`` (see ``SESSION_FACTS``) of the effect's path."""
 
 
 class Condition:
@@ -81,6 +85,16 @@ class DetectorCall(Condition):
 
     def holds(self, view: View) -> bool:
         return view.detector(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFact(Condition):
+    """The session model says one of ``names`` of the effect's path."""
+
+    names: tuple[str, ...]
+
+    def holds(self, view: View) -> bool:
+        return any(view.session_fact(name) for name in self.names)
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,7 +143,7 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
         "got 'maybe'",
         f"{fixture}:3:68: unknown field 'extra' "
         "(expected one of name, harness, tool, arguments, arguments_json, expect, cwd, vars, "
-        "history)",
+        "instruction, history)",
         f"{orphan}: fixture file without a rule (expected gone.yaml beside it)",
     ]
 
