@@ -69,6 +69,10 @@ def round_metrics(
         "safeagents/unscored_total": float(summary.unscored),
         "safeagents/samples_total": float(samples),
         "safeagents/dropped_stale_total": float(dropped_stale),
+        "safeagents/forks_total": float(sum(r.forks for r in collected.rollouts)),
+        "safeagents/refused_sampling_total": float(
+            sum(r.excluded.get("sampling", 0) for r in collected.rollouts)
+        ),
         "safeagents/zero_advantage_groups_total": float(zero_advantage_groups),
         "safeagents/group_timeouts_total": float(collected.timed_out_groups),
     }
