@@ -29,6 +29,7 @@ from trainer._reward import (
 )
 from trainer._sandbox_env import SandboxEnvironment
 from trainer._sandbox_runner import SandboxRunner
+from trainer._scheduler import RolloutFailure
 from trainer._toy import ToyEnvironment
 from trainer._train import Training, TrainingResult
 from trainer._vllm import VLLMError, VLLMServer
@@ -48,6 +49,7 @@ __all__ = [
     "Outcome",
     "OutcomeError",
     "RewardFunction",
+    "RolloutFailure",
     "SandboxEnvironment",
     "SandboxRunner",
     "StepMetrics",
