@@ -10,8 +10,9 @@ agent and everything it started are gone are the hidden tests added (read-only, 
 
 The outcome carries the task id. A harness that crashed or timed out, a sandbox that failed
 and a verifier that wrote no reward leave the rollout unscored: the outcome has no
-``success`` or ``reward``, only ``unscored`` (the reason). Reaching the step limit ends the
-agent normally and its workspace is verified.
+``success`` or ``reward``, only ``failure`` (``timeout``, ``crash``, ``sandbox`` or
+``verifier``, which the rollout scheduler counts by) and ``unscored`` (the reason). Reaching
+the step limit ends the agent normally and its workspace is verified.
 """
 
 from __future__ import annotations
@@ -68,7 +69,11 @@ class SandboxTask(Protocol):
 
 
 class _Unscored(Exception):
-    """The rollout cannot be scored; the message says why."""
+    """The rollout cannot be scored: ``kind`` is the failure, the message says why."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
 
 
 class SandboxEnvironment:
@@ -138,7 +143,7 @@ class SandboxEnvironment:
                 spec.workspace, workdir=self.workdir, rollout_id=endpoint.session_id
             )
         except (SandboxError, httpx.HTTPError, RuntimeError, ValueError, OSError) as problem:
-            return {**facts, "unscored": f"sandbox: {problem}"}
+            return {**facts, "failure": "sandbox", "unscored": f"sandbox: {problem}"}
         timings["create"] = time.monotonic() - started
         state = Path(tempfile.mkdtemp(prefix="rollout-", dir=self._state_root()))
         try:
@@ -153,7 +158,7 @@ class SandboxEnvironment:
                 "verify_timed_out": verdict.timed_out,
             }
         except _Unscored as reason:
-            facts["unscored"] = str(reason)
+            facts |= {"failure": reason.kind, "unscored": str(reason)}
             logger.info("rollout %s unscored: %s", endpoint.session_id, reason)
         finally:
             closing = time.monotonic()
@@ -194,9 +199,10 @@ class SandboxEnvironment:
         facts |= {"harness_exit": agent.returncode, "steps": agent.steps}
         facts |= {"step_limit": agent.step_limit, "refused": list(agent.refused)}
         if agent.timed_out:
-            raise _Unscored(f"the harness timed out after {self.limits.wall_seconds:g}s")
+            raise _Unscored("timeout", f"the harness timed out after {self.limits.wall_seconds:g}s")
         if not agent.step_limit and agent.returncode != 0:
-            raise _Unscored(f"the harness exited with {agent.returncode}: {agent.output[-_TAIL:]}")
+            output = agent.output[-_TAIL:]
+            raise _Unscored("crash", f"the harness exited with {agent.returncode}: {output}")
         began = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="verifier-", dir=self._state_root()) as logs:
             verdict = await self._verify(sandbox, spec, Path(logs))
@@ -212,7 +218,7 @@ class SandboxEnvironment:
                 sandbox, spec.tests_dir, spec.test_script, logs, env, self.verify_limits
             )
         except VerifierError as problem:
-            raise _Unscored(f"verifier: {problem}") from None
+            raise _Unscored("verifier", f"verifier: {problem}") from None
 
     async def _open_session(self, endpoint: Endpoint) -> None:
         """Tell the proxy the session's paths resolve against ``workdir`` (what the agent sees)."""
@@ -239,7 +245,7 @@ async def _exec(
     try:
         return await sandbox.exec(argv, env=env, limits=limits, proxy=proxy)
     except SandboxError as problem:
-        raise _Unscored(f"sandbox: {problem}") from problem
+        raise _Unscored("sandbox", f"sandbox: {problem}") from problem
 
 
 def _install_dir(binary: Path) -> Path:

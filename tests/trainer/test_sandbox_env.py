@@ -20,6 +20,7 @@ from safeagents.store import SQLiteStore
 from trainer import Endpoint, load_reward
 from trainer._runner import ProxyAdmin, RolloutRunner
 from trainer._sandbox_env import SandboxEnvironment
+from trainer._scheduler import failure_of
 from trainer.sandbox import Limits, LocalBackend
 
 HARNESS = "pi"
@@ -99,6 +100,7 @@ def test_the_step_limit_ends_the_agent_and_its_work_is_still_verified(
 ) -> None:
     outcome, _ = _rollout(environment, LOOP, tmp_path, firewall)
     assert outcome["step_limit"] is True and outcome["steps"] == 4
+    assert failure_of(outcome) is None
     assert outcome["reward"] == 0.0 and "unscored" not in outcome
 
 
@@ -115,6 +117,7 @@ def test_a_timeout_a_crash_and_a_broken_sandbox_leave_the_rollout_unscored(
     )
     timed_out, _ = _rollout(short, SLEEP, tmp_path, firewall)
     assert "timed out after 8s" in str(timed_out["unscored"])
+    assert failure_of(timed_out) == "timeout"
     assert "reward" not in timed_out and "success" not in timed_out
     assert timed_out["task_id"] == "fix-add"
 
@@ -127,6 +130,7 @@ def test_a_timeout_a_crash_and_a_broken_sandbox_leave_the_rollout_unscored(
     )
     outcome, _ = _rollout(crashed, HONEST, tmp_path, firewall)
     assert str(outcome["unscored"]).startswith("the harness exited with 152")
+    assert failure_of(outcome) == "crash"
     assert "reward" not in outcome
 
     broken = SandboxEnvironment(
@@ -137,6 +141,7 @@ def test_a_timeout_a_crash_and_a_broken_sandbox_leave_the_rollout_unscored(
     )
     outcome, _ = _rollout(broken, HONEST, tmp_path, firewall)
     assert "cannot make a sandbox" in str(outcome["unscored"]) and "reward" not in outcome
+    assert failure_of(outcome) == "sandbox"
 
 
 @pytest.mark.e2e
