@@ -61,7 +61,11 @@ class Environment(Protocol):
 
     async def rollout(self, task: Task, endpoint: Endpoint) -> Mapping[str, Any]:
         """Run the agent through ``endpoint`` and return the verifier's outcome
-        (``{"success": bool, "reward": float}``; see docs/trainer.md)."""
+        (``{"success": bool, "reward": float}``; see docs/trainer.md).
+
+        A rollout that cannot be scored raises :class:`trainer.RolloutFailure` (``crash``,
+        ``timeout`` or ``sandbox``), or says so in the outcome (``"failure"``,
+        ``"timed_out": true``, a non-zero ``"harness_exit"``): it is counted, never scored."""
         ...
 
 

@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -33,6 +33,11 @@ _NON_NEGATIVE = (
     "tool_calls_mean",
     "step_seconds",
     "elapsed_seconds",
+    "micro_batches",
+    "zero_advantage_groups",
+    "staleness_steps_mean",
+    "staleness_steps_max",
+    "group_timeouts",
 )
 _LOGGED_PROBLEMS = 10
 
@@ -60,6 +65,14 @@ class StepMetrics:
     step_seconds: float
     elapsed_seconds: float
     published: str | None = None
+    micro_batches: int = 0
+    zero_advantage_groups: int = 0
+    """Groups whose scored rollouts all scored alike (or fewer than two scored): no gradient."""
+    staleness_steps_mean: float = 0.0
+    """Optimiser steps between the weights that sampled a trained row and the ones trained."""
+    staleness_steps_max: int = 0
+    group_timeouts: int = 0
+    """Groups released on their time-out, without their stragglers."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -90,10 +103,10 @@ class StepMetrics:
         problems: list[str] = []
         for field in fields(cls):
             if field.name not in data:
-                if field.default is None:
-                    values[field.name] = None
-                else:
+                if field.default is MISSING:
                     problems.append(f"missing {field.name!r}")
+                else:
+                    values[field.name] = field.default
                 continue
             try:
                 values[field.name] = _PARSE[field.type](data[field.name])

@@ -19,14 +19,17 @@ from trainer._advantages import Sample  # noqa: E402
 from trainer._batching import MicroBatch  # noqa: E402
 from trainer._grpo import StepBatch, TranscriptGRPOTrainer, micro_batch_inputs  # noqa: E402
 from trainer._rows import Row  # noqa: E402
-from trainer._tiny import build_tiny_llama  # noqa: E402
+from trainer._tiny import build_tiny_lfm2, build_tiny_llama  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
+@pytest.fixture(scope="module", params=["llama", "lfm2"])
+def tiny(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plain transformer, and a hybrid one (LFM2's convolutions), which TRL's async trainer
+    refuses and the transcript trainer takes."""
+    build = build_tiny_lfm2 if request.param == "lfm2" else build_tiny_llama
+    return build(tmp_path_factory.mktemp(request.param))
 
 
 def _row(prompt: Sequence[int], completion: Sequence[int], logprobs: Sequence[float]) -> Row:
