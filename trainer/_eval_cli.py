@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from rich.box import SIMPLE
@@ -34,10 +34,11 @@ from trainer._eval import (
     summarise,
 )
 from trainer._runner import ProxyAdmin, ProxyAdminError
-from trainer._sandbox_env import SandboxEnvironment
 from trainer._vllm import VLLMAdmin, VLLMError
-from trainer.sandbox import SandboxError
 from trainer.tasks import Task, TaskDirError, load_tasks
+
+if TYPE_CHECKING:
+    from trainer._sandbox_env import SandboxEnvironment
 
 __all__ = ["add_eval_arguments", "run_eval"]
 
@@ -79,6 +80,10 @@ def run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     tasks = _tasks(args.tasks, args.all_tasks, err)
     if config is None or tasks is None:
         return 2
+    # The sandbox is imported when a command needs it: listing commands never loads it.
+    from trainer._sandbox_env import SandboxEnvironment
+    from trainer.sandbox import SandboxError
+
     names = [name.strip() for name in args.models.split(",") if name.strip()]
     base = config.vllm.served_model or config.base_model
     try:
