@@ -38,7 +38,9 @@ def progress_bar(console: Console) -> Progress:
 def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
     """``tasks`` and its subcommands, on ``safeagents``' subparsers."""
     tasks = subparsers.add_parser("tasks", help="check and generate tasks in Harbor's format")
-    sub = tasks.add_subparsers(dest="tasks_command", required=True, parser_class=type(tasks))
+    sub = tasks.add_subparsers(
+        dest="tasks_command", metavar="COMMAND", required=True, parser_class=type(tasks)
+    )
     validate = sub.add_parser(
         "validate",
         help="each task loads, its oracle passes and its untouched workspace fails",
@@ -67,7 +69,9 @@ def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
         help=f"comma-separated task classes (default: {','.join(TASK_CLASSES)})",
     )
     generate.add_argument("--limit", type=int, default=20, metavar="N", help="tasks at most")
-    generate.add_argument("--seed", type=int, default=0, metavar="S", help="(default: 0)")
+    generate.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="the order functions are tried in"
+    )
     generate.add_argument(
         "--held-out",
         action="store_true",

@@ -99,6 +99,8 @@ def _drafts(
             yield DRAFTERS[task_class](repo, function, rng)
         except Rejected as why:
             result.rejected[f"{task_class}: {why}"] += 1
+        except (SyntaxError, UnicodeDecodeError, OSError) as problem:  # a file of the repo
+            result.rejected[f"{task_class}: {type(problem).__name__}: {problem}"] += 1
 
 
 def generate_tasks(
