@@ -108,7 +108,9 @@ class SandboxEnvironment:
             raise FileNotFoundError(f"{harness} is not installed (run scripts/install-harnesses)")
         self.harness = harness
         self.binary = binary
-        self.backend = backend or LocalBackend(expose=[_install_dir(binary)])
+        self.backend = backend or LocalBackend()
+        if isinstance(self.backend, LocalBackend):
+            self.backend.expose(_install_dir(binary))
         self.workdir = workdir
         self.limits = limits
         self.verify_limits = verify_limits

@@ -74,12 +74,16 @@ class LocalBackend:
             raise SandboxError("the local sandbox needs bubblewrap (apt-get install bubblewrap)")
         self.bwrap = found
         self.root = Path(root or tempfile.mkdtemp(prefix="safeagents-sandboxes-")).resolve()
-        self.exposed = tuple(
-            dict.fromkeys(Path(path).resolve() for path in (*default_exposed(), *expose))
-        )
-        if any(_inside(self.root, path) for path in self.exposed):
-            raise SandboxError(f"the sandboxes' root {self.root} is inside an exposed directory")
+        self.exposed: tuple[Path, ...] = ()
+        self.expose(*default_exposed(), *expose)
         self._checked = False
+
+    def expose(self, *paths: str | Path) -> None:
+        """Show ``paths`` (read-only) in the sandboxes made from now on."""
+        added = tuple(Path(path).resolve() for path in paths)
+        if any(_inside(self.root, path) for path in added):
+            raise SandboxError(f"the sandboxes' root {self.root} is inside an exposed directory")
+        self.exposed = tuple(dict.fromkeys((*self.exposed, *added)))
 
     def exposes(self, path: str | Path) -> bool:
         """Whether ``path`` is visible inside this backend's sandboxes."""
