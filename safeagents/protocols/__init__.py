@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from ._base import Dialect, RequestInfo, StreamAssembler
 from ._chat import ChatCompletions
-from ._common import MAX_ANSWER_DEPTH, MAX_REQUEST_DEPTH, SIBLING_NOTE, StreamError, loads_json
+from ._common import (
+    MAX_ANSWER_DEPTH,
+    MAX_REQUEST_DEPTH,
+    SIBLING_NOTE,
+    StreamError,
+    loads_json,
+    said_text,
+)
 from ._messages import AnthropicMessages
 from ._paths import (
     MODEL_ENDPOINTS,
@@ -62,6 +69,7 @@ __all__ = [
     "model_path",
     "parse_events",
     "passes_through",
+    "said_text",
     "session_prefix",
     "unchecked_model_endpoint",
     "validate_request",

@@ -152,6 +152,17 @@ class AnthropicMessages(Dialect):
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     yield result_text(block.get("content"))
 
+    def user_text(self, item: Any) -> str | None:
+        if not isinstance(item, dict) or item.get("role") != "user":
+            return None
+        content = item.get("content")
+        if isinstance(content, list):
+            blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+            if not blocks:
+                return None
+            content = blocks
+        return part_text(content)
+
     def system_text(self, body: Mapping[str, Any]) -> str:
         return part_text(body.get("system"))
 

@@ -160,6 +160,12 @@ class Responses(Dialect):
         elif kind.endswith("_call_output"):
             yield result_text(item.get("output"))
 
+    def user_text(self, item: Any) -> str | None:
+        message = as_dict(item)
+        if message.get("role") != "user" or message.get("type", "message") != "message":
+            return None
+        return part_text(message.get("content"))
+
     def system_text(self, body: Mapping[str, Any]) -> str:
         parts = [part_text(body.get("instructions"))]
         for item in as_list(body.get("input")):
