@@ -95,8 +95,8 @@ class SandboxEnvironment:
         held_out: bool = False,
         backend: SandboxBackend | None = None,
         workdir: str = "/workspace",
-        limits: Limits = AGENT_LIMITS,
-        verify_limits: Limits = VERIFIER_LIMITS,
+        limits: Limits | Mapping[str, Any] = AGENT_LIMITS,
+        verify_limits: Limits | Mapping[str, Any] = VERIFIER_LIMITS,
         state_dir: str | Path | None = None,
         admin_token: str | None = None,
         curriculum: Mapping[str, int] | None = None,
@@ -112,8 +112,10 @@ class SandboxEnvironment:
         if isinstance(self.backend, LocalBackend):
             self.backend.expose(_install_dir(binary))
         self.workdir = workdir
-        self.limits = limits
-        self.verify_limits = verify_limits
+        self.limits = limits if isinstance(limits, Limits) else Limits(**limits)
+        self.verify_limits = (
+            verify_limits if isinstance(verify_limits, Limits) else Limits(**verify_limits)
+        )
         self.state_dir = Path(state_dir or tempfile.mkdtemp(prefix="safeagents-harness-state-"))
         self.admin_token = admin_token or os.environ.get(ADMIN_TOKEN_ENV) or None
         if tasks_dir is not None:
