@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from safeagents.protocols import Sampling
 from safeagents.rules import Document, NodePath, RuleError, did_you_mean, load_document
 from trainer._advantages import DEFAULT_GROUP_SIZE
 from trainer._batching import (
@@ -87,10 +88,30 @@ class OptimizerSettings(_Section):
 
 
 class SamplingSettings(_Section):
-    """What the rollouts ask vLLM for."""
+    """What every rollout turn samples with: the proxy enforces it on the training sessions'
+    requests whatever the harness sends, records it per turn, and turns sampled otherwise
+    are not trained. ``top_p`` 1.0 and ``top_k`` 0 (the full distribution) keep the
+    importance ratio unbiased: the loss scores tokens at ``temperature`` alone."""
 
     temperature: float = Field(default=0.8, gt=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    top_k: int = Field(default=0, ge=0)
+    """0: off."""
     max_tokens_per_turn: int = Field(default=32_768, gt=0)
+    thinking: bool = True
+    """The chat template's reasoning (``enable_thinking``), on in training and inference;
+    reasoning tokens stay in the trained rows and in multi-turn context."""
+
+    @property
+    def enforced(self) -> Sampling:
+        """The parameters as the proxy enforces and records them."""
+        return Sampling(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            max_tokens=self.max_tokens_per_turn,
+            thinking=self.thinking,
+        )
 
 
 class GRPOSettings(_Section):

@@ -60,6 +60,7 @@ def runner_from_config(
         max_tokens=config.sampling.max_tokens_per_turn,
         concurrency=concurrency or (settings.concurrency if settings else 48),
         group_timeout=settings.group_timeout if settings else None,
+        sampling=config.sampling.enforced,
     )
 
 

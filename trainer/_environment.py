@@ -42,6 +42,8 @@ class Endpoint:
     max_tokens: int
     api_key: str | None = None
     """The session's key from the proxy (docs/security.md), when the proxy has a token."""
+    thinking: bool = True
+    """The run's reasoning setting: the harness is configured to match it."""
 
     @property
     def headers(self) -> dict[str, str]:

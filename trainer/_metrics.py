@@ -19,7 +19,7 @@ __all__ = ["MetricsFile", "MetricsLog", "StepMetrics", "read_metrics", "scan_met
 
 logger = logging.getLogger("safeagents.trainer")
 
-_RATES = ("success_rate", "hack_rate")
+_RATES = ("success_rate", "hack_rate", "clip_fraction")
 _NON_NEGATIVE = (
     "version",
     "groups",
@@ -38,6 +38,12 @@ _NON_NEGATIVE = (
     "staleness_steps_mean",
     "staleness_steps_max",
     "group_timeouts",
+    "importance_ratio_mean",
+    "importance_ratio_min",
+    "importance_ratio_max",
+    "behaviour_kl",
+    "forks",
+    "refused_sampling",
 )
 _LOGGED_PROBLEMS = 10
 
@@ -73,6 +79,19 @@ class StepMetrics:
     staleness_steps_max: int = 0
     group_timeouts: int = 0
     """Groups released on their time-out, without their stragglers."""
+    importance_ratio_mean: float | None = None
+    """``exp(logp - logp_behaviour)`` over the step's trained tokens: 1 at step 0 when
+    behaviour and target sampling match."""
+    importance_ratio_min: float | None = None
+    importance_ratio_max: float | None = None
+    clip_fraction: float | None = None
+    """Trained tokens inside TRL's clip region (``clip_ratio/region_mean``)."""
+    behaviour_kl: float | None = None
+    """KL(behaviour ‖ trained policy) per trained token (k3 estimate): ≈ 0 at step 1."""
+    forks: int | None = None
+    """Rows started where a session's token prefix broke (dropped reasoning, compaction)."""
+    refused_sampling: int | None = None
+    """Turns left out because they were not sampled with the run's sampling parameters."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -82,7 +101,7 @@ class StepMetrics:
             problems.append("harness is empty")
         for name in _NON_NEGATIVE:
             value = getattr(self, name)
-            if not value >= 0:
+            if value is not None and not value >= 0:
                 problems.append(f"{name} must be >= 0, got {value}")
         for name in _RATES:
             value = getattr(self, name)
@@ -153,6 +172,7 @@ _PARSE: dict[object, Callable[[object], object]] = {
     "float": _float,
     "str": _str,
     "float | None": _optional(_float),
+    "int | None": _optional(_int),
     "str | None": _optional(_str),
 }
 # numpy/torch scalars (``loss.item()`` forgotten) become plain numbers json can write.
@@ -161,6 +181,7 @@ _PLAIN: dict[object, Callable[[object], object]] = {
     "float": _plain_float,
     "str": str,
     "float | None": _optional(_plain_float),
+    "int | None": _optional(_plain_int),
     "str | None": _optional(str),
 }
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from safeagents.protocols import Sampling
 from safeagents.store import SessionRecord, Store
 from trainer._advantages import Group
 from trainer._environment import Endpoint, Environment, Task
@@ -76,6 +77,14 @@ class ProxyAdmin:
         url = f"{self.admin_url}/sessions/{session_id}/outcome"
         response = await client.post(url, json=dict(outcome), headers=self._headers)
         self._check(response, f"posting the outcome of session {session_id}")
+
+    async def open_training_session(
+        self, client: httpx.AsyncClient, session_id: str, sampling: Mapping[str, Any]
+    ) -> None:
+        """Make ``session_id`` a training session: the proxy enforces ``sampling`` on it."""
+        url = f"{self.admin_url}/sessions/{session_id}"
+        response = await client.put(url, json={"sampling": dict(sampling)}, headers=self._headers)
+        self._check(response, f"opening training session {session_id}")
 
     def set_alias(self, harness: str, model: str) -> None:
         """Point the proxy's model alias for ``harness`` at ``model``."""
@@ -174,6 +183,7 @@ class RolloutRunner:
         concurrency: int = 48,
         group_timeout: float | None = None,
         run_id: str | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         self.environment = environment
         self.proxy_url = proxy_url.rstrip("/")
@@ -187,6 +197,9 @@ class RolloutRunner:
         self.concurrency = max(1, concurrency)
         self.group_timeout = group_timeout
         self.run_id = run_id or uuid.uuid4().hex[:8]
+        self.sampling = sampling
+        """Enforced on every rollout session by the proxy; turns sampled otherwise are left
+        out of the rows."""
 
     def endpoint(self, task: Task, index: int) -> Endpoint:
         """A fresh session for rollout ``index`` of ``task`` (ids never repeat, even when a
@@ -201,6 +214,7 @@ class RolloutRunner:
             model=self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            thinking=self.sampling.thinking if self.sampling is not None else True,
         )
 
     def scheduler(
@@ -239,6 +253,9 @@ class RolloutRunner:
 
         async with httpx.AsyncClient(timeout=120.0) as client:
             try:
+                if self.sampling is not None:
+                    sampling = self.sampling.to_json()
+                    await self.admin.open_training_session(client, endpoint.session_id, sampling)
                 if self.admin.guarded:
                     key = await self.admin.session_key(client, session_id)
                     endpoint = replace(endpoint, api_key=key)
@@ -259,7 +276,11 @@ class RolloutRunner:
                 logger.warning("rollout %s: %s", session_id, problem)
                 return ended("error", outcome=result, error=str(problem))
         rollout = await read_rollout(
-            self.store, session_id, self.reward, task_of=_lookup({session_id: task.id})
+            self.store,
+            session_id,
+            self.reward,
+            task_of=_lookup({session_id: task.id}),
+            sampling=self.sampling,
         )
         if rollout is None:
             return ended("error", outcome=result, error="the session never reached the proxy")

@@ -59,6 +59,8 @@ def step_stats(collected: StepRollouts) -> dict[str, Any]:
         "hack_rate": _ratio(summary.hacks, summary.rollouts) or 0.0,
         "tool_calls_mean": _ratio(summary.tool_calls, summary.read) or 0.0,
         "group_timeouts": collected.timed_out_groups,
+        "forks": sum(rollout.forks for rollout in collected.rollouts),
+        "refused_sampling": sum(r.excluded.get("sampling", 0) for r in collected.rollouts),
     }
 
 
@@ -190,6 +192,13 @@ class Training:
             staleness_steps_mean=float(stats.get("staleness_steps_mean", 0.0)),
             staleness_steps_max=int(stats.get("staleness_steps_max", 0)),
             group_timeouts=int(stats.get("group_timeouts", 0)),
+            importance_ratio_mean=stats.get("importance_ratio_mean"),
+            importance_ratio_min=stats.get("importance_ratio_min"),
+            importance_ratio_max=stats.get("importance_ratio_max"),
+            clip_fraction=stats.get("clip_fraction"),
+            behaviour_kl=stats.get("behaviour_kl"),
+            forks=int(stats.get("forks", 0)),
+            refused_sampling=int(stats.get("refused_sampling", 0)),
         )
 
     def run(

@@ -200,7 +200,7 @@ class Enforcer:
         decision.attempts.append(attempt)
         try:
             response, _ = await self.upstream.complete(
-                ex.upstream_url, ex.upstream_headers, request
+                ex.upstream_url, ex.upstream_headers, ex.wire(request)
             )
         except UpstreamStatus as refused:
             snippet = refused.content[:300].decode("utf-8", "replace")
@@ -212,7 +212,7 @@ class Enforcer:
         except UpstreamError as error:
             attempt.fail("error", error.message)
             raise ExchangeFailed(error, decision.attempts) from None
-        attempt.finish(response)
+        attempt.finish(ex.answer(response, request))
         return attempt
 
 

@@ -26,6 +26,7 @@ from ._common import (
 from ._errors import anthropic_error
 from ._messages_stream import MessagesAssembler
 from ._requests import validate_request
+from ._tokens import TokenCapture, envelope_extract_tokens, envelope_strip_tokens
 
 __all__ = ["AnthropicMessages"]
 
@@ -204,6 +205,14 @@ class AnthropicMessages(Dialect):
 
     def assembler(self, request: RequestInfo | None = None) -> MessagesAssembler:
         return MessagesAssembler(request)
+
+    def extract_tokens(self, response: Mapping[str, Any]) -> TokenCapture | None:
+        return envelope_extract_tokens(response)
+
+    def strip_token_fields(
+        self, response: Mapping[str, Any], request: RequestInfo | None = None
+    ) -> JSONObject:
+        return envelope_strip_tokens(response)
 
 
 def _blocks(message: Mapping[str, Any]) -> list[JSONObject]:
