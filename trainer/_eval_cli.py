@@ -44,6 +44,7 @@ __all__ = ["add_eval_arguments", "run_eval"]
 
 REPORT_JSON = "eval.json"
 REPORT_PNG = "eval.png"
+_SHARED_OPTIONS = ("limits", "verify_limits", "workdir")
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,13 +91,16 @@ def run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         checkpoints = resolve_checkpoints(
             names, harness=args.harness, base_served=base, output_dir=Path(config.output_dir)
         )
-        environment = SandboxEnvironment(harness=args.harness, tasks=tasks)
+        environment = SandboxEnvironment(harness=args.harness, tasks=tasks, **_limits(config))
     except CheckpointError as problem:
         for line in problem.problems:
             err.print(f"[red]error:[/] {escape(line)}")
         return 2
     except (SandboxError, ValueError, OSError) as problem:
         err.print(f"[red]error:[/] {escape(str(problem))}")
+        return 2
+    except TypeError as problem:  # a limit the sandbox does not know
+        err.print(f"[red]error:[/] environment options: {escape(str(problem))}")
         return 2
     results = Path(args.out or Path(config.output_dir) / f"eval-{args.harness}")
     ids = [task.id for task in tasks]
@@ -142,6 +146,13 @@ def _config(path: str, err: Console) -> TrainerConfig | None:
     except OSError as problem:
         err.print(f"[red]error:[/] cannot read {escape(path)}: {escape(str(problem))}")
     return None
+
+
+def _limits(config: TrainerConfig) -> dict[str, Any]:
+    """The training environment's sandbox settings (limits, workdir), where it names them:
+    evaluation runs the harness under the same ones."""
+    options = config.environment.options if config.environment is not None else {}
+    return {key: options[key] for key in _SHARED_OPTIONS if key in options}
 
 
 def _tasks(path: str, all_tasks: bool, err: Console) -> list[Task] | None:

@@ -219,6 +219,19 @@ def test_the_command_needs_held_out_tasks_and_warns_about_the_others(
 
 
 @needs_pi
+def test_the_training_environments_sandbox_limits_are_checked(
+    tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_task(tmp_path / "tasks" / "held", toml=HELD_OUT_TOML)
+    environment = (
+        'environment: {factory: "trainer:SandboxEnvironment", options: {limits: {steps: 3}}}'
+    )
+    config_file.write_text(config_file.read_text() + environment + "\n")
+    assert eval_cli(config_file, tmp_path / "tasks", "base") == 2
+    assert "environment options:" in capsys.readouterr().err
+
+
+@needs_pi
 def test_a_cached_evaluation_reports_without_vllm_or_new_sessions(
     tmp_path: Path, proxy: ProxyServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
