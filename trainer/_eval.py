@@ -30,6 +30,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointReport",
     "ServesAdapters",
+    "check_results",
     "evaluate_checkpoint",
     "read_lines",
     "resolve_checkpoints",
@@ -156,6 +157,29 @@ def serve_checkpoints(server: ServesAdapters, checkpoints: Iterable[Checkpoint])
             served.add(checkpoint.served)
             loaded.append(checkpoint.served)
     return loaded
+
+
+def check_results(checkpoint: Checkpoint, results: Path) -> None:
+    """Record which weights ``results`` (a checkpoint's JSONL) holds rollouts of, beside it;
+    a :class:`CheckpointError` when they were made with other weights under the same name
+    (an adapter retrained since)."""
+    stamp = results.with_suffix(".checkpoint.json")
+    current = {"served": checkpoint.served, "version": checkpoint.version, "step": checkpoint.step}
+    try:
+        recorded = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        recorded = None
+    if isinstance(recorded, dict) and recorded != current:
+        raise CheckpointError(
+            [
+                f"{results} holds rollouts of {checkpoint.name} at step {recorded.get('step')}, "
+                f"but {checkpoint.name} is now at step {checkpoint.step}: evaluate into a "
+                "fresh --out"
+            ]
+        )
+    if recorded is None:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(json.dumps(current) + "\n")
 
 
 async def evaluate_checkpoint(

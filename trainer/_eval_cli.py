@@ -27,6 +27,7 @@ from trainer._eval import (
     Checkpoint,
     CheckpointError,
     CheckpointReport,
+    check_results,
     evaluate_checkpoint,
     read_lines,
     resolve_checkpoints,
@@ -104,6 +105,12 @@ def run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 2
     results = Path(args.out or Path(config.output_dir) / f"eval-{args.harness}")
     ids = [task.id for task in tasks]
+    try:
+        for checkpoint in checkpoints:
+            check_results(checkpoint, results / f"{checkpoint.name}.jsonl")
+    except CheckpointError as problem:
+        err.print(f"[red]error:[/] {escape(str(problem))}")
+        return 2
     pending = [c for c in checkpoints if _missing(results / f"{c.name}.jsonl", ids, args.rollouts)]
     logging.getLogger("safeagents.trainer").setLevel(logging.ERROR)
     if pending:

@@ -263,3 +263,9 @@ def test_a_cached_evaluation_reports_without_vllm_or_new_sessions(
     code = eval_cli(config_path, tmp_path / "tasks", "base", "--rollouts", "3", "--out", str(out))
     assert code == 1
     assert "vLLM at http://127.0.0.1:9" in capsys.readouterr().err
+    # pi-v2 retrained (another step under the same name): its cached rollouts are not its own.
+    version = Path(config.output_dir) / "pi" / "v2" / "version.json"
+    version.write_text(json.dumps({"name": "pi-v2", "step": 7}))
+    code = eval_cli(config_path, tmp_path / "tasks", "pi-v2", "--rollouts", "2", "--out", str(out))
+    assert code == 2
+    assert "pi-v2 at step 2, but pi-v2 is now at step 7" in capsys.readouterr().err
