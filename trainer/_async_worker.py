@@ -69,12 +69,12 @@ def round_metrics(
         "safeagents/unscored_total": float(summary.unscored),
         "safeagents/samples_total": float(samples),
         "safeagents/dropped_stale_total": float(dropped_stale),
-        "safeagents/zero_advantage_groups_total": float(zero_advantage_groups),
-        "safeagents/group_timeouts_total": float(collected.timed_out_groups),
         "safeagents/forks_total": float(sum(r.forks for r in collected.rollouts)),
         "safeagents/refused_sampling_total": float(
             sum(r.excluded.get("sampling", 0) for r in collected.rollouts)
         ),
+        "safeagents/zero_advantage_groups_total": float(zero_advantage_groups),
+        "safeagents/group_timeouts_total": float(collected.timed_out_groups),
     }
     for kind, count in sorted(collected.failures.items()):
         metrics[f"safeagents/failed_{kind}_total"] = float(count)

@@ -33,17 +33,17 @@ _NON_NEGATIVE = (
     "tool_calls_mean",
     "step_seconds",
     "elapsed_seconds",
-    "micro_batches",
-    "zero_advantage_groups",
-    "staleness_steps_mean",
-    "staleness_steps_max",
-    "group_timeouts",
     "importance_ratio_mean",
     "importance_ratio_min",
     "importance_ratio_max",
     "behaviour_kl",
     "forks",
     "refused_sampling",
+    "micro_batches",
+    "zero_advantage_groups",
+    "staleness_steps_mean",
+    "staleness_steps_max",
+    "group_timeouts",
 )
 _LOGGED_PROBLEMS = 10
 
@@ -71,14 +71,6 @@ class StepMetrics:
     step_seconds: float
     elapsed_seconds: float
     published: str | None = None
-    micro_batches: int = 0
-    zero_advantage_groups: int = 0
-    """Groups whose scored rollouts all scored alike (or fewer than two scored): no gradient."""
-    staleness_steps_mean: float = 0.0
-    """Optimiser steps between the weights that sampled a trained row and the ones trained."""
-    staleness_steps_max: int = 0
-    group_timeouts: int = 0
-    """Groups released on their time-out, without their stragglers."""
     importance_ratio_mean: float | None = None
     """``exp(logp - logp_behaviour)`` over the step's trained tokens: 1 at step 0 when
     behaviour and target sampling match."""
@@ -92,6 +84,14 @@ class StepMetrics:
     """Rows started where a session's token prefix broke (dropped reasoning, compaction)."""
     refused_sampling: int | None = None
     """Turns left out because they were not sampled with the run's sampling parameters."""
+    micro_batches: int = 0
+    zero_advantage_groups: int = 0
+    """Groups whose scored rollouts all scored alike (or fewer than two scored): no gradient."""
+    staleness_steps_mean: float = 0.0
+    """Optimiser steps between the weights that sampled a trained row and the ones trained."""
+    staleness_steps_max: int = 0
+    group_timeouts: int = 0
+    """Groups released on their time-out, without their stragglers."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []

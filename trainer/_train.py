@@ -58,9 +58,9 @@ def step_stats(collected: StepRollouts) -> dict[str, Any]:
         "success_rate": _ratio(summary.successes, summary.scored),
         "hack_rate": _ratio(summary.hacks, summary.rollouts) or 0.0,
         "tool_calls_mean": _ratio(summary.tool_calls, summary.read) or 0.0,
-        "group_timeouts": collected.timed_out_groups,
         "forks": sum(rollout.forks for rollout in collected.rollouts),
         "refused_sampling": sum(r.excluded.get("sampling", 0) for r in collected.rollouts),
+        "group_timeouts": collected.timed_out_groups,
     }
 
 
@@ -187,11 +187,6 @@ class Training:
             step_seconds=seconds,
             elapsed_seconds=time.perf_counter() - self._started,
             published=published,
-            micro_batches=int(stats.get("micro_batches", 0)),
-            zero_advantage_groups=int(stats.get("zero_advantage_groups", 0)),
-            staleness_steps_mean=float(stats.get("staleness_steps_mean", 0.0)),
-            staleness_steps_max=int(stats.get("staleness_steps_max", 0)),
-            group_timeouts=int(stats.get("group_timeouts", 0)),
             importance_ratio_mean=stats.get("importance_ratio_mean"),
             importance_ratio_min=stats.get("importance_ratio_min"),
             importance_ratio_max=stats.get("importance_ratio_max"),
@@ -199,6 +194,11 @@ class Training:
             behaviour_kl=stats.get("behaviour_kl"),
             forks=int(stats.get("forks", 0)),
             refused_sampling=int(stats.get("refused_sampling", 0)),
+            micro_batches=int(stats.get("micro_batches", 0)),
+            zero_advantage_groups=int(stats.get("zero_advantage_groups", 0)),
+            staleness_steps_mean=float(stats.get("staleness_steps_mean", 0.0)),
+            staleness_steps_max=int(stats.get("staleness_steps_max", 0)),
+            group_timeouts=int(stats.get("group_timeouts", 0)),
         )
 
     def run(
