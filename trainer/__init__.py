@@ -28,6 +28,7 @@ from trainer._reward import (
     parse_outcome,
 )
 from trainer._sandbox_env import SandboxEnvironment
+from trainer._sandbox_runner import SandboxRunner
 from trainer._scheduler import RolloutFailure
 from trainer._toy import ToyEnvironment
 from trainer._train import Training, TrainingResult
@@ -50,6 +51,7 @@ __all__ = [
     "RewardFunction",
     "RolloutFailure",
     "SandboxEnvironment",
+    "SandboxRunner",
     "StepMetrics",
     "Task",
     "TaskDirError",

@@ -19,11 +19,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -34,6 +32,7 @@ from safeagents.scripted import HARNESSES, find_harness, harness_root, prepare_l
 from trainer._curriculum import curriculum_weights
 from trainer._environment import Endpoint, Task
 from trainer._harness_env import ADMIN_TOKEN_ENV, admin_url
+from trainer._sandbox_runner import LOGS, TESTS, run_verifier, script_env
 from trainer.sandbox import (
     AGENT_LIMITS,
     VERIFIER_LIMITS,
@@ -46,13 +45,11 @@ from trainer.sandbox import (
     SandboxError,
     remove_tree,
 )
-from trainer.tasks import LOGS_ENV, TESTS_ENV, TaskDirError, VerifierError, load_tasks, read_reward
+from trainer.tasks import LOGS_ENV, TESTS_ENV, TaskDirError, Verdict, VerifierError, load_tasks
 
 __all__ = ["SandboxEnvironment", "SandboxTask"]
 
 logger = logging.getLogger("safeagents.trainer")
-TESTS = "/tests"
-LOGS = "/logs/verifier"
 _TAIL = 2000
 
 
@@ -73,14 +70,6 @@ class SandboxTask(Protocol):
 
 class _Unscored(Exception):
     """The rollout cannot be scored; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Verdict:
-    reward: float
-    source: str
-    exit_code: int | None
-    timed_out: bool
 
 
 class SandboxEnvironment:
@@ -163,7 +152,7 @@ class SandboxEnvironment:
                 sandbox, spec, endpoint, proxy, inside_url, state, facts, timings
             )
             facts |= {
-                "success": verdict.reward >= 1.0,
+                "success": verdict.success,
                 "reward": verdict.reward,
                 "reward_source": verdict.source,
                 "verify_exit": verdict.exit_code,
@@ -193,7 +182,7 @@ class SandboxEnvironment:
         state: Path,
         facts: dict[str, Any],
         timings: dict[str, float],
-    ) -> _Verdict:
+    ) -> Verdict:
         launch = prepare_launch(
             self.harness,
             inside_url,
@@ -220,34 +209,16 @@ class SandboxEnvironment:
         timings["verify"] = time.monotonic() - began
         return verdict
 
-    async def _verify(self, sandbox: Sandbox, spec: SandboxTask, logs: Path) -> _Verdict:
+    async def _verify(self, sandbox: Sandbox, spec: SandboxTask, logs: Path) -> Verdict:
         """Made after the agent is gone, ``logs`` holds nothing the agent could have left."""
         (logs / "verifier").mkdir()
-        await sandbox.add(spec.tests_dir, TESTS)
-        await sandbox.add(logs, "/logs", writable=True)
-        script = f"{TESTS}/{spec.test_script.relative_to(spec.tests_dir).as_posix()}"
-        env = {
-            "PATH": os.pathsep.join(
-                [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin"]
-            ),
-            "HOME": "/tmp",
-            "LANG": "C.UTF-8",
-            TESTS_ENV: TESTS,
-            LOGS_ENV: LOGS,
-        }
-        run = await _exec(sandbox, ["bash", script], env, self.verify_limits, None)
-        if run.timed_out:
-            return _Verdict(0.0, "none", None, True)
-        with tempfile.TemporaryDirectory(prefix="reward-") as copied:
-            for name in ("reward.json", "reward.txt"):  # read through the sandbox: no links out
-                content = await sandbox.read(f"{LOGS}/{name}")
-                if content is not None:
-                    (Path(copied) / name).write_bytes(content)
-            try:
-                reward, source = read_reward(Path(copied))
-            except VerifierError as problem:
-                raise _Unscored(f"verifier: {problem}; output: {run.output[-_TAIL:]}") from None
-        return _Verdict(reward, source, run.returncode, False)
+        env = script_env({TESTS_ENV: TESTS, LOGS_ENV: LOGS})
+        try:
+            return await run_verifier(
+                sandbox, spec.tests_dir, spec.test_script, logs, env, self.verify_limits
+            )
+        except VerifierError as problem:
+            raise _Unscored(f"verifier: {problem}") from None
 
     async def _open_session(self, endpoint: Endpoint) -> None:
         """Tell the proxy the session's paths resolve against ``workdir`` (what the agent sees)."""

@@ -20,7 +20,7 @@ def test_the_public_surface_is_what_users_need() -> None:
         *("TrainerConfig", "ConfigError", "ConfigIssue", "load_config"),
         *("Training", "TrainingResult", "train_async"),
         *("Environment", "Task", "Endpoint", "EnvironmentSpecError", "RolloutFailure"),
-        *("HarnessEnvironment", "SandboxEnvironment", "ToyEnvironment"),
+        *("HarnessEnvironment", "SandboxEnvironment", "SandboxRunner", "ToyEnvironment"),
         *("TaskDirError", "VerifierError"),
         *("DefaultReward", "RewardFunction", "default_reward", "load_reward"),
         *("Outcome", "OutcomeError", "parse_outcome"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -97,7 +98,7 @@ class LocalBackend:
             return
         with tempfile.TemporaryDirectory() as scratch:
             (Path(scratch) / "workspace").mkdir()
-            sandbox = LocalSandbox(self, Path(scratch), "/workspace")
+            sandbox = LocalSandbox(self, Path(scratch) / "workspace", "/workspace")
             argv = sandbox.bwrap_argv(
                 ["true"], cwd="/", limits=AGENT_LIMITS, socket=None, port=None
             )
@@ -123,17 +124,30 @@ class LocalBackend:
         except OSError as problem:
             await asyncio.to_thread(remove_tree, directory)
             raise SandboxError(f"copying the workspace: {problem}") from problem
-        return LocalSandbox(self, directory, workdir)
+        return LocalSandbox(self, directory / "workspace", workdir, owned=directory)
+
+    def attach(self, workspace: Path, *, workdir: str) -> LocalSandbox:
+        """A sandbox over ``workspace`` itself (not a copy), which ``close`` leaves in place."""
+        if not PurePosixPath(workdir).is_absolute():
+            raise SandboxError(f"the workdir must be an absolute path, got {workdir!r}")
+        if not workspace.is_dir():
+            raise SandboxError(f"{workspace}: not a directory")
+        self.check()
+        return LocalSandbox(self, workspace.resolve(), workdir)
 
 
 class LocalSandbox:
     """One rollout's bubblewrap sandbox (see the module docstring)."""
 
-    def __init__(self, backend: LocalBackend, directory: Path, workdir: str) -> None:
+    def __init__(
+        self, backend: LocalBackend, workspace: Path, workdir: str, *, owned: Path | None = None
+    ) -> None:
         self.backend = backend
-        self.directory = directory
+        self.workspace = workspace
         self.workdir = workdir
-        self.workspace = directory / "workspace"
+        self.directory = owned
+        """What ``close`` removes: the copy made for this sandbox (``None`` when attached)."""
+        self._closed = False
         self._mounts: list[_Mount] = [_Mount(self.workspace, workdir, True)]
 
     async def add(self, source: Path, target: str, *, writable: bool = False) -> None:
@@ -194,7 +208,7 @@ class LocalSandbox:
     ) -> ExecResult:
         if not argv:
             raise SandboxError("nothing to run")
-        if not self.workspace.is_dir():
+        if self._closed or not self.workspace.is_dir():
             raise SandboxError("the sandbox is closed")
         with tempfile.TemporaryDirectory(prefix="sa-") as sockets:
             bridge = None
@@ -230,8 +244,10 @@ class LocalSandbox:
             port=proxy.port if proxy else None,
         )
         started = time.monotonic()
+        ready_read, ready_write = os.pipe()
         info_read, info_write = os.pipe()
-        command[-len(argv) - 1 : -len(argv) - 1] = ["--ready-fd", str(info_write)]  # relay option
+        command[1:1] = ["--info-fd", str(info_write)]
+        command[-len(argv) - 1 : -len(argv) - 1] = ["--ready-fd", str(ready_write)]  # relay's
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -240,20 +256,24 @@ class LocalSandbox:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                pass_fds=(info_write,),
+                pass_fds=(ready_write, info_write),
             )
         except OSError as problem:
+            os.close(ready_read)
             os.close(info_read)
             raise SandboxError(f"cannot start bubblewrap: {problem}") from problem
         finally:
+            os.close(ready_write)
             os.close(info_write)
-        with os.fdopen(info_read, "rb") as info:
-            return await self._wait(process, info, started, limits, bridge)
+        with os.fdopen(ready_read, "rb") as ready, os.fdopen(info_read, "rb") as info:
+            result = await self._wait(process, ready, started, limits, bridge)
+            await _namespace_gone(await asyncio.to_thread(info.read))
+        return result
 
     async def _wait(
         self,
         process: asyncio.subprocess.Process,
-        info: BinaryIO,
+        ready: BinaryIO,
         started: float,
         limits: Limits,
         bridge: ProxyBridge | None,
@@ -273,7 +293,7 @@ class LocalSandbox:
                 if stop is not output:
                     stop.cancel()
         stdout, stderr = await output
-        if not await asyncio.to_thread(info.read):  # the relay never ran: no sandbox
+        if not await asyncio.to_thread(ready.read):  # the relay never ran: no sandbox
             raise SandboxError(f"bubblewrap failed: {stderr.decode(errors='replace')[-500:]}")
         ended = output in done
         step_limit = not ended and bridge is not None and bridge.limit_reached.is_set()
@@ -300,7 +320,32 @@ class LocalSandbox:
         return None
 
     async def close(self) -> None:
-        await asyncio.to_thread(remove_tree, self.directory)
+        self._closed = True
+        if self.directory is not None:
+            await asyncio.to_thread(remove_tree, self.directory)
+
+
+async def _namespace_gone(info: bytes, timeout: float = 10.0) -> None:
+    """Wait until the sandbox's pid namespace is empty: its first process (whose host pid and
+    namespace bubblewrap wrote to ``--info-fd``) ends only after the kernel killed the rest.
+    Bubblewrap itself may exit before that."""
+    try:
+        described = json.loads(info)
+        pid, namespace = int(described["child-pid"]), int(described["pid-namespace"])
+    except (ValueError, KeyError, TypeError):
+        return  # bubblewrap failed before making the namespace
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if os.stat(f"/proc/{pid}/ns/pid").st_ino != namespace:
+                return
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):  # gone
+            return
+        if state in ("Z", "X"):  # it has exited: the namespace is empty
+            return
+        await asyncio.sleep(0.005)
+    raise SandboxError(f"the sandbox's processes outlived it by {timeout:g}s")
 
 
 def _kill(pid: int) -> None:

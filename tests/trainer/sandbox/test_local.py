@@ -94,7 +94,7 @@ def test_the_hidden_tests_appear_only_when_added_after_the_agent(
     assert "Read-only file system" in verifier.stderr  # the tests cannot be edited either
     assert "tamper" not in (task.tests_dir / "test_calc.py").read_text()
     asyncio.run(sandbox.close())
-    assert not sandbox.directory.exists()
+    assert sandbox.directory is not None and not sandbox.directory.exists()
 
 
 def test_a_rollout_cannot_reach_another_rollouts_workspace(
