@@ -127,7 +127,7 @@ def build_async_trainer(
         from trl.experimental.async_grpo.async_grpo_trainer import AsyncGRPOTrainer
 
     config = training.config
-    tasks = list(training.tasks.values())
+    tasks = training.curriculum
     built: list[AsyncGRPOTrainer] = []
 
     def current_step() -> int:

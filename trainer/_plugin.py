@@ -1,5 +1,5 @@
 """The trainer as a ``safeagents`` plugin (entry point ``trainer`` of the group ``safeagents``):
-its reward hook, and the ``safeagents train``, ``safeagents rollouts`` and ``safeagents tasks``
+its reward hook, and the ``safeagents train``, ``tasks``, ``rollouts`` and ``eval``
 subcommands."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pluggy
 
 from safeagents.plugins import hookimpl
 from trainer._cli import add_train_arguments, run_train
+from trainer._eval_cli import add_eval_arguments, run_eval
 from trainer._rollout_cli import add_rollout_arguments, run_rollouts
 from trainer.hookspecs import add_hookspecs
 from trainer.tasks import add_tasks_command
@@ -36,3 +37,8 @@ def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None
     add_rollout_arguments(rollouts)
     rollouts.set_defaults(run=run_rollouts)
     add_tasks_command(subparsers)
+    evaluate = subparsers.add_parser(
+        "eval", help="checkpoints of a harness's adapter on held-out tasks, compared (trainer)"
+    )
+    add_eval_arguments(evaluate)
+    evaluate.set_defaults(run=run_eval)

@@ -36,6 +36,11 @@ class Rollout:
     def scored(self) -> bool:
         return self.reward is not None
 
+    @property
+    def sampled_tokens(self) -> int:
+        """Tokens the model sampled in the trained turns (``rows``' loss masks)."""
+        return sum(sum(row.loss_mask) for row in self.rows)
+
 
 def _succeeded(session: SessionRecord) -> bool | None:
     if session.outcome is None:

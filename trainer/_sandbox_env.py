@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from safeagents.scripted import HARNESSES, find_harness, harness_root, prepare_launch
+from trainer._curriculum import curriculum_weights
 from trainer._environment import Endpoint, Task
 from trainer._harness_env import ADMIN_TOKEN_ENV, admin_url
 from trainer._sandbox_runner import LOGS, TESTS, run_verifier, script_env
@@ -92,6 +93,7 @@ class SandboxEnvironment:
         verify_limits: Limits | Mapping[str, Any] = VERIFIER_LIMITS,
         state_dir: str | Path | None = None,
         admin_token: str | None = None,
+        curriculum: Mapping[str, int] | None = None,
     ) -> None:
         if harness not in HARNESSES:
             raise ValueError(f"unknown harness {harness!r}; known: {', '.join(HARNESSES)}")
@@ -123,7 +125,11 @@ class SandboxEnvironment:
             for hidden in (task.tests_dir, task.test_script):
                 if exposes is not None and exposes(hidden):
                     raise SandboxError(f"{task.id}: {hidden} would be visible in the sandbox")
-        self._tasks = [Task(id=task.id, prompt=task.instruction) for task in tasks]
+        weights = curriculum_weights(curriculum)
+        self._tasks = [
+            Task(id=task.id, prompt=task.instruction, data=_task_data(task, weights))
+            for task in tasks
+        ]
 
     def tasks(self) -> Sequence[Task]:
         return self._tasks
@@ -246,6 +252,16 @@ async def _exec(
         return await sandbox.exec(argv, env=env, limits=limits, proxy=proxy)
     except SandboxError as problem:
         raise _Unscored("sandbox", f"sandbox: {problem}") from problem
+
+
+def _task_data(task: SandboxTask, weights: Mapping[str, int]) -> dict[str, Any]:
+    """A Harbor task's difficulty, held-out flag and curriculum weight (hand-made tasks
+    without a ``task.toml`` model count as ``unknown`` and not held out)."""
+    config = getattr(task, "config", None)
+    metadata = getattr(config, "metadata", None)
+    difficulty = str(getattr(metadata, "difficulty", "unknown"))
+    held_out = bool(getattr(task, "held_out", False))
+    return {"difficulty": difficulty, "held_out": held_out, "weight": weights.get(difficulty, 1)}
 
 
 def _install_dir(binary: Path) -> Path:

@@ -108,6 +108,7 @@ class RolloutResult:
             "success": None if rollout is None else rollout.success,
             "hacked": None if rollout is None else rollout.hacked,
             "tool_calls": None if rollout is None else rollout.tool_calls,
+            "tokens": None if rollout is None else rollout.sampled_tokens,
             "seconds": round(self.seconds, 3),
             "error": self.error,
             "outcome": None if self.outcome is None else dict(self.outcome),

@@ -20,6 +20,7 @@ from safeagents.store import SQLiteStore
 from trainer._advantages import Sample, zero_advantage
 from trainer._batching import learning_samples, pack_micro_batches
 from trainer._config import TrainerConfig
+from trainer._curriculum import refuse_held_out, weighted
 from trainer._driver import runner_from_config
 from trainer._environment import Environment, Task, load_environment
 from trainer._metrics import StepMetrics
@@ -87,7 +88,10 @@ class Training:
                 f"harness {self.harness!r} is not among the config's harnesses "
                 f"{list(config.harnesses)}"
             )
+        refuse_held_out(environment.tasks())
         self.tasks: dict[str, Task] = {task.id: task for task in environment.tasks()}
+        self.curriculum: list[Task] = weighted(list(self.tasks.values()))
+        """The tasks as training draws them: each as often as its curriculum weight."""
         if len(self.tasks) < config.grpo.tasks_per_step:
             raise ValueError(
                 f"grpo.tasks_per_step is {config.grpo.tasks_per_step} but the environment has "
@@ -208,7 +212,7 @@ class Training:
         note(f"{self.harness} served by {self.base_name} (version 0)")
         self._trainer = build_trainer(
             self.config,
-            list(self.tasks.values()),
+            self.curriculum,
             step_source=self.next_batch,
             on_step=self._on_step(on_metrics, note),
         )

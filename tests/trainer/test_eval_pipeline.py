@@ -1,0 +1,159 @@
+"""The pipeline end to end on CPU: tasks generated from a small repository and validated, a
+few GRPO steps of the tiny model through pi in the local sandbox (vLLM, the proxy with token
+capture), then ``safeagents eval`` of the base model and the two published adapter versions
+on the held-out tasks. What is asserted is the pipeline's facts (tasks validated, sessions
+scored, adapters served under their names, report written), not accuracy: a random tiny
+model fixes nothing.
+
+pi asks for 8192 tokens a turn; vLLM serves the tiny model with a 16k context so that its
+requests fit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from harness_env_kit import require_harness
+from sandbox_kit import require_sandbox
+from tasks.tiny_repo_kit import make_repo
+
+from safeagents.cli import main
+from safeagents.proxy import ProxyConfig, ProxyServer
+from safeagents.store import SQLiteStore
+from trainer import TrainerConfig
+
+pytest.importorskip("torch")
+pytest.importorskip("trl")
+
+from trainer._sandbox_env import SandboxEnvironment
+from trainer._tiny import build_tiny_llama
+from trainer._train import Training
+from trainer._vllm import VLLM_PYTHON_ENV, VLLMServer
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.e2e,
+    pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning"),
+]
+
+HARNESS = "pi"
+CONTEXT = 16_384
+
+
+def _require_vllm() -> None:
+    if not os.environ.get(VLLM_PYTHON_ENV):
+        if os.environ.get("SAFEAGENTS_REQUIRE_VLLM"):
+            pytest.fail(f"SAFEAGENTS_REQUIRE_VLLM is set but {VLLM_PYTHON_ENV} is not")
+        pytest.skip(f"no vLLM: set {VLLM_PYTHON_ENV} (scripts/test builds .venv-vllm)")
+
+
+@pytest.fixture
+def generated(tmp_path: Path) -> Path:
+    """Training tasks from one repository, held-out ones from another, all validated."""
+    tasks = tmp_path / "tasks"
+    for name, extra in (("calc-train", ()), ("calc-held", ("--held-out",))):
+        repo = make_repo(tmp_path / "repos" / name)
+        argv = ["tasks", "generate", "--repo", str(repo), "--out", str(tasks)]
+        assert main([*argv, "--classes", "qa", "--limit", "1", *extra]) == 0
+    assert main(["tasks", "validate", str(tasks)]) == 0
+    return tasks
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[TrainerConfig, VLLMServer, ProxyServer]]:
+    _require_vllm()
+    require_harness(HARNESS)
+    require_sandbox()
+    model = build_tiny_llama(tmp_path / "tiny")
+    config = TrainerConfig.model_validate(
+        {
+            "base_model": str(model),
+            "harnesses": [HARNESS],
+            "output_dir": str(tmp_path / "runs"),
+            "sampling": {"temperature": 1.0, "max_tokens_per_turn": 64},
+            "grpo": {"group_size": 2, "max_steps": 2, "publish_every": 1},
+            "vllm": {"served_model": "tiny"},
+            "proxy": {"store": str(tmp_path / "sa.db")},
+            "report_to": "none",
+        }
+    )
+    env = {**os.environ, "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
+    server = VLLMServer(
+        config,
+        model,
+        cpu=True,
+        env=env,
+        served_model_name="tiny",
+        max_model_len=CONTEXT,
+        dtype="float32",
+        tool_parser="hermes",
+        log_path=tmp_path / "vllm.log",
+    )
+    with server:
+        proxy_config = ProxyConfig(
+            upstream=server.url, store=str(tmp_path / "sa.db"), capture_tokens=True
+        )
+        with ProxyServer(proxy_config, port=0) as proxy:
+            update = {"admin_url": f"{proxy.url}/safeagents/v1"}
+            vllm = config.vllm.model_copy(update={"base_url": server.url})
+            proxy_settings = config.proxy.model_copy(update=update)
+            yield config.model_copy(update={"proxy": proxy_settings, "vllm": vllm}), server, proxy
+
+
+async def _sessions(path: str) -> dict[str, list[str]]:
+    """Each session's outcome state and the models its turns were served by."""
+    store = SQLiteStore(path)
+    try:
+        found: dict[str, list[str]] = {}
+        for session in await store.list_sessions(limit=10_000):
+            found[session.id] = [turn.model for turn in await store.turns(session.id)]
+        return found
+    finally:
+        await store.close()
+
+
+def test_generate_validate_train_then_evaluate_three_checkpoints(
+    generated: Path,
+    served: tuple[TrainerConfig, VLLMServer, ProxyServer],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config, vllm, _proxy = served
+    environment = SandboxEnvironment(harness=HARNESS, tasks_dir=generated)
+    assert [task.id for task in environment.tasks()] == ["calc-train-qa-001"]
+    with vllm.admin() as admin:
+        result = Training(config, environment=environment, server=admin).run()
+    assert result.published == ["pi-v1", "pi-v2"]
+    trained = asyncio.run(_sessions(config.proxy.store))
+    assert len(trained) == 4 and all(models for models in trained.values())
+
+    config_file = tmp_path / "eval.yaml"
+    config_file.write_text(json.dumps(config.model_dump(mode="json")))
+    out = tmp_path / "eval"
+    argv = ["eval", str(config_file), "--tasks", str(generated), "--harness", HARNESS]
+    argv += ["--models", "base,pi-v1,pi-v2", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    with vllm.admin() as admin:
+        assert {"tiny", "pi-v1", "pi-v2"} <= set(admin.models())
+    report = json.loads((out / "eval.json").read_text())
+    assert report["tasks"] == ["calc-held-qa-001"]
+    rows = {c["checkpoint"]: c for c in report["checkpoints"]}
+    assert list(rows) == ["base", "pi-v1", "pi-v2"]
+    assert all(row["rollouts"] == row["scored"] == 1 for row in rows.values()), rows
+    assert [rows[name]["step"] for name in rows] == [None, 1, 2]
+    evaluated = {
+        sid: models
+        for sid, models in asyncio.run(_sessions(config.proxy.store)).items()
+        if sid not in trained
+    }
+    assert sorted(models[0] for models in evaluated.values()) == ["pi-v1", "pi-v2", "tiny"]
+    assert (out / "eval.png").stat().st_size > 0
+
+    # The same evaluation again: the report, and no new session.
+    assert main(argv) == 0
+    assert len(asyncio.run(_sessions(config.proxy.store))) == len(trained) + 3
+    assert json.loads((out / "eval.json").read_text())["ran_now"] == {}
