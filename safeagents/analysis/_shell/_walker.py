@@ -67,7 +67,8 @@ class Walker:
             return
         pieces = plan(self.source)
         if len(pieces.pieces) == 1 and pieces.pieces[0].parseable:
-            self._analyse_tree(state, depth, stdin, pieces.pieces[0].text_spans)
+            whole = pieces.pieces[0]
+            self._analyse_tree(state, depth, stdin, whole.text_spans, whole.closing)
             return
         repeats: set[tuple[bytes, tuple[object, ...]]] = set()
         for piece in pieces.pieces:
@@ -81,7 +82,8 @@ class Walker:
             before = state.snapshot()
             if (raw, before) in repeats:
                 continue  # the same text in the same state: nothing new to find
-            Walker(text, self.run, self.level)._analyse_tree(state, depth, stdin, piece.text_spans)
+            walker = Walker(text, self.run, self.level)
+            walker._analyse_tree(state, depth, stdin, piece.text_spans, piece.closing)
             if state.snapshot() == before:
                 repeats.add((raw, before))
         if pieces.lossy:
@@ -93,10 +95,12 @@ class Walker:
         depth: int,
         stdin: Stream,
         text_spans: tuple[tuple[int, int], ...] = (),
+        closing: bytes = b"",
     ) -> None:
         self.run.charge_parse(len(self.source) - sum(end - start for start, end in text_spans))
         long_piece = len(self.source) > PARSE_LIMIT
-        root = parse(masked(self.source, text_spans) if long_piece else self.source).root_node
+        code = masked(self.source, text_spans) if long_piece else self.source
+        root = parse(code + closing).root_node
         if root.has_error and not long_piece and b"((" in self.source:
             spaced = _spaced_parentheses(self.source)
             if not parse(spaced).root_node.has_error:
