@@ -16,6 +16,7 @@ from safeagents.rules._fixtures import CallChecker, FixtureResult, run_fixtures
 from safeagents.rules._loader import RuleSet, parse_vars
 from safeagents.rules._model import (
     HACK_ACTIONS,
+    UNANALYSABLE,
     CallVerdict,
     Finding,
     Pack,
@@ -31,6 +32,7 @@ __all__ = [
     "CATEGORIES",
     "HACK_ACTIONS",
     "SEVERITIES",
+    "UNANALYSABLE",
     "CallChecker",
     "CallVerdict",
     "Document",
