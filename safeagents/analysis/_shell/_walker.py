@@ -8,6 +8,7 @@ from tree_sitter import Node
 
 from safeagents._actions import Effect
 from safeagents.analysis._shell._chunks import PARSE_LIMIT, masked, plan
+from safeagents.analysis._shell._guard import GUARD_ABOVE, parses_in_time
 from safeagents.analysis._shell._model import (
     MAX_EXPANSIONS,
     MAX_LEVEL,
@@ -22,7 +23,7 @@ from safeagents.analysis._shell._model import (
     gave_up,
     opaque_exec,
 )
-from safeagents.analysis._shell._parser import parse
+from safeagents.analysis._shell._parser import parse, parser_input
 from safeagents.analysis._shell._redirects import Redirections
 from safeagents.analysis._shell._simple import SimpleCommands
 from safeagents.analysis._shell._words import WordResolver
@@ -97,10 +98,14 @@ class Walker:
         text_spans: tuple[tuple[int, int], ...] = (),
         closing: bytes = b"",
     ) -> None:
-        self.run.charge_parse(len(self.source) - sum(end - start for start, end in text_spans))
+        code_bytes = len(self.source) - sum(end - start for start, end in text_spans)
+        self.run.charge_parse(code_bytes)
         long_piece = len(self.source) > PARSE_LIMIT
-        code = masked(self.source, text_spans) if long_piece else self.source
-        root = parse(code + closing).root_node
+        code = (masked(self.source, text_spans) if long_piece else self.source) + closing
+        if code_bytes > GUARD_ABOVE and not parses_in_time(parser_input(code)):
+            self.run.emit(gave_up(self.script_text))  # its parse would stall the process
+            return
+        root = parse(code).root_node
         if root.has_error and not long_piece and b"((" in self.source:
             spaced = _spaced_parentheses(self.source)
             if not parse(spaced).root_node.has_error:
