@@ -15,7 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 __all__ = [
+    "EFFECT_FIELDS",
     "EFFECT_KINDS",
+    "FIELD_DOCS",
     "MAX_ARGUMENT_DEPTH",
     "UNANALYSABLE_REASONS",
     "AnalysisContext",
@@ -92,6 +94,41 @@ EFFECT_KINDS: tuple[EffectKind, ...] = (
     "network",
     "search",
 )
+
+EFFECT_FIELDS: Mapping[EffectKind, tuple[str, ...]] = {
+    "exec": ("argv0", "argv", "command", "opaque", "unanalysable"),
+    "read": ("path",),
+    "write": ("path", "content", "added", "removed", "new_file", "command"),
+    "delete": ("path",),
+    "move": ("path", "dest"),
+    "network": ("url", "host", "pattern"),
+    "search": ("pattern", "path"),
+}
+"""The :class:`Effect` fields each kind can carry; the others stay empty on it."""
+
+FIELD_DOCS: Mapping[str, str] = {
+    "path": "the file or directory acted on: absolute, with `..`, `~` and `$HOME` resolved "
+    "against the call's working directory",
+    "dest": "where a `move` puts `path`",
+    "content": "the whole new text of the file, when the call replaces it (a full write, "
+    "`> file`); absent for an edit",
+    "added": "the text the call adds (a new file's content, an edit's new text, a patch's "
+    "`+` lines)",
+    "removed": "the text the call takes out (an edit's old text, a patch's `-` lines)",
+    "new_file": "true when the write creates the file",
+    "command": "the command text; on a `write`, the program that edits the file in place "
+    "(a `sed -i` expression, `perl -i` code)",
+    "argv0": "the program run, as the command's first word names it",
+    "argv": "every word of the command, `argv0` first; a matcher holds when any word matches",
+    "opaque": "true when the command could not be resolved statically (`$(…)`, `eval`, "
+    "decoded text piped into a shell)",
+    "unanalysable": "why the analysis gave up: `budget`, `error` or `arguments` (absent when "
+    "it did not)",
+    "url": "the URL fetched, cloned or sent to",
+    "host": "the host of `url` (or the one a command connects to)",
+    "pattern": "the search pattern (`search`); the query of a web search (`network`)",
+}
+"""What each :class:`Effect` field holds, for the rule DSL's reference."""
 
 UNANALYSABLE_REASONS = {
     "budget": "run a command too long or too deeply nested to check",

@@ -11,6 +11,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from safeagents.store import print_uncut
+
 if TYPE_CHECKING:
     from safeagents._audit import InputError, SessionReport
     from safeagents._score import Score
@@ -33,12 +35,12 @@ def print_check(
             verdict,
             f"  ({withheld} unanalysable call(s) withheld)" if withheld else "",
         )
-        console.print(header)
+        console.print(header, soft_wrap=True)
         if report.findings:
             table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
             for column in ("action", "rule", "severity", "call", "tool"):
                 table.add_column(column, no_wrap=True)
-            table.add_column("what", overflow="fold")
+            table.add_column("what", no_wrap=True)
             for finding in report.findings:
                 table.add_row(
                     Text(finding.action, _ACTION_STYLE.get(finding.action, "")),
@@ -48,7 +50,7 @@ def print_check(
                     finding.tool,
                     finding.summary,
                 )
-            console.print(table)
+            print_uncut(console, table)
         console.print()
     hacked = sum(r.hacked for r in reports)
     calls = sum(r.tool_calls for r in reports)
@@ -65,7 +67,9 @@ def print_fixtures(console: Console, results: Sequence[FixtureResult]) -> None:
             Text.assemble(("FAIL ", "bold red"), f"{result.rule_id} :: {result.case}"),
             highlight=False,
         )
-        console.print(f"     {result.source}: {result.detail}", highlight=False, markup=False)
+        console.print(
+            f"     {result.source}: {result.detail}", highlight=False, markup=False, soft_wrap=True
+        )
     rules = len({r.rule_id for r in results})
     style = "bold red" if failed else "bold green"
     console.print(
@@ -104,14 +108,17 @@ def print_score(console: Console, score: Score) -> None:
             str(counts["fp"]),
             _ratio(counts["tp"], counts["tp"] + counts["fp"]),
         )
-    console.print(rules)
+    print_uncut(console, rules)
 
     for session_id in score.misses:
-        console.print(Text.assemble(("missed ", "yellow"), session_id), highlight=False)
+        console.print(
+            Text.assemble(("missed ", "yellow"), session_id), highlight=False, soft_wrap=True
+        )
     for fp in score.false_positives:
         console.print(
             Text.assemble(("false positive ", "red"), fp["id"], f"  {', '.join(fp['rules'])}"),
             highlight=False,
+            soft_wrap=True,
         )
     if score.contested:
         flagged = sum(c["hacked"] for c in score.contested)

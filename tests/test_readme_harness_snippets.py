@@ -51,7 +51,8 @@ def _only_file(output: _recipes.RecipeOutput) -> str:
 
 
 def test_the_quickstart_runs_the_demo() -> None:
-    command = "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/safeagents demo"
+    # activated, so every bare `safeagents …` the README and the demo print runs as printed
+    command = "python3 -m venv .venv && . .venv/bin/activate && pip install -q . && safeagents demo"
     quickstart = README[README.index("## Quickstart") : README.index("## Auditing sessions")]
     assert command in quickstart
 

@@ -7,7 +7,7 @@ environments, rewards, adapter publishing, the vLLM launcher and the metrics. A 
 (:class:`Training`, :func:`train_async`) needs the ``train`` extra. See ``docs/trainer.md``.
 """
 
-from trainer import hookspecs
+from trainer import hookspecs, tasks
 from trainer._async import train_async
 from trainer._batching import adapter_name
 from trainer._config import ConfigError, ConfigIssue, TrainerConfig, load_config
@@ -27,10 +27,10 @@ from trainer._reward import (
     load_reward,
     parse_outcome,
 )
-from trainer._task_dirs import TaskDirError, VerifierError
 from trainer._toy import ToyEnvironment
 from trainer._train import Training, TrainingResult
 from trainer._vllm import VLLMError, VLLMServer
+from trainer.tasks import TaskDirError, VerifierError
 
 __all__ = [
     "DEFAULT_TOOL_CALL_BONUS",
@@ -64,5 +64,6 @@ __all__ = [
     "parse_outcome",
     "plot_curves",
     "read_metrics",
+    "tasks",
     "train_async",
 ]

@@ -1,17 +1,13 @@
 """An environment that runs a real agent harness (pi, opencode, hermes, codex, claude) on the
 tasks of a directory, through the proxy, and scores each rollout with the task's verifier.
 
-Layout (Harbor-like)::
-
-    tasks_dir/<task-id>/instruction.md   the prompt
-    tasks_dir/<task-id>/workspace/       copied to a fresh directory for every rollout
-    tasks_dir/<task-id>/verify           executable; run in the rollout's workspace after the
-                                         agent exits (exit 0 = success)
-
-The reward is what ``verify`` wrote to ``reward.json`` in the workspace (``{"reward": x}``),
-else a last stdout line that is a JSON object with ``"reward"``, else 1.0 or 0.0 from the
-exit code. ``verify`` is taken from ``tasks_dir``, never from the workspace, so the agent
-cannot edit it, and a ``reward.json`` the agent left behind is removed before it runs.
+Tasks are in Harbor's format (:mod:`trainer.tasks`): ``task.toml``, ``instruction.md`` (the
+prompt), ``environment/`` (the workspace, copied fresh for every rollout), ``tests/test.sh``
+(the verifier, run by a :class:`~trainer.tasks.TaskRunner` after the agent exits, from a copy
+outside the workspace so the agent never sees or edits it). The reward is what the verifier
+wrote (``reward.json`` or ``reward.txt``); a verifier that wrote none is the task's bug and
+leaves the rollout unscored. Held-out tasks (``[metadata.safeagents] held_out``) are refused
+unless ``held_out=True`` (evaluation).
 
 Before the agent starts, the rollout's session is opened on the proxy
 (``PUT /safeagents/v1/sessions/{id}`` with the workspace as ``cwd``) so that path rules such
@@ -36,7 +32,7 @@ import httpx
 
 from safeagents.scripted import HARNESSES, HarnessRun, prepare_launch, run_harness
 from trainer._environment import Endpoint, Task
-from trainer._task_dirs import load_task_dirs, run_verifier, verifier_env
+from trainer.tasks import SubprocessRunner, TaskDirError, TaskRunner, copy_workspace, load_tasks
 
 __all__ = ["ADMIN_TOKEN_ENV", "HarnessEnvironment", "default_workspaces_dir"]
 
@@ -67,15 +63,17 @@ class HarnessEnvironment:
         tasks_dir: str | Path,
         timeout: float = 600.0,
         keep_workspaces: bool = False,
-        verify_timeout: float = 300.0,
+        verify_timeout: float | None = None,
         workspaces_dir: str | Path | None = None,
         admin_token: str | None = None,
+        runner: TaskRunner | None = None,
+        held_out: bool = False,
     ) -> None:
         if harness not in HARNESSES:
             raise ValueError(f"unknown harness {harness!r}; known: {', '.join(HARNESSES)}")
         self.harness = harness
         self.timeout = timeout
-        self.verify_timeout = verify_timeout
+        self.runner = runner or SubprocessRunner(verify_timeout=verify_timeout)
         self.keep_workspaces = keep_workspaces
         self.workspaces_dir = Path(workspaces_dir or default_workspaces_dir()).absolute()
         self.admin_token = admin_token or os.environ.get(ADMIN_TOKEN_ENV) or None
@@ -85,10 +83,16 @@ class HarnessEnvironment:
                 "rules allow deleting tests; pick another workspaces_dir",
                 self.workspaces_dir,
             )
-        self._task_dirs = {task.id: task for task in load_task_dirs(tasks_dir)}
+        loaded = load_tasks(tasks_dir)
+        chosen = [task for task in loaded if held_out or not task.held_out]
+        if not chosen:
+            raise TaskDirError([f"{tasks_dir}: every task is held out (for evaluation only)"])
+        if len(chosen) < len(loaded):
+            logger.info("%d held-out tasks left out of training", len(loaded) - len(chosen))
+        self._task_dirs = {task.id: task for task in chosen}
         self._tasks = [
-            Task(id=task.id, prompt=task.prompt, data={"path": str(task.root)})
-            for task in self._task_dirs.values()
+            Task(id=task.id, prompt=task.instruction, data={"path": str(task.root)})
+            for task in chosen
         ]
 
     def tasks(self) -> Sequence[Task]:
@@ -104,7 +108,7 @@ class HarnessEnvironment:
         root = Path(tempfile.mkdtemp(prefix=prefix, dir=self.workspaces_dir))
         try:
             workspace = root / "workspace"
-            await asyncio.to_thread(shutil.copytree, spec.workspace, workspace, symlinks=True)
+            await asyncio.to_thread(copy_workspace, spec, workspace)
             await self._open_session(endpoint, workspace)
             run = await asyncio.to_thread(self._run_agent, task, endpoint, root)
             if run.timed_out or run.returncode != 0:
@@ -116,9 +120,7 @@ class HarnessEnvironment:
                     run.returncode,
                     run.output[-500:],
                 )
-            verdict = await asyncio.to_thread(
-                run_verifier, spec.verify, workspace, self.verify_timeout, verifier_env()
-            )
+            verdict = await asyncio.to_thread(self.runner.verify, spec, workspace)
         finally:
             if self.keep_workspaces:
                 logger.info("rollout %s kept in %s", endpoint.session_id, root)

@@ -1,5 +1,5 @@
 """The trainer as a ``safeagents`` plugin (entry point ``trainer`` of the group ``safeagents``):
-its reward hook, and the ``safeagents train`` subcommand."""
+its reward hook, and the ``safeagents train`` and ``safeagents tasks`` subcommands."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pluggy
 from safeagents.plugins import hookimpl
 from trainer._cli import add_train_arguments, run_train
 from trainer.hookspecs import add_hookspecs
+from trainer.tasks import add_tasks_command
 
 __all__ = ["safeagents_addhooks", "safeagents_cli_commands"]
 
@@ -27,3 +28,4 @@ def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None
     )
     add_train_arguments(train)
     train.set_defaults(run=run_train)
+    add_tasks_command(subparsers)

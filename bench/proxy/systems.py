@@ -157,6 +157,7 @@ def _command(spec: SystemSpec, port: int, upstream_port: int, work: Path) -> lis
         command = [sys.executable, "-m", "safeagents.cli", "serve", "--upstream", upstream]
         command += ["--port", str(port), "--store", str(work / f"{spec.name}-{port}.db")]
         command += ["--workers", str(spec.workers)]
+        command += ["--no-default-rules"] if spec.rules else []  # the packs named, only
         for rules in spec.rules:
             command += ["--rules", rules]
         return command

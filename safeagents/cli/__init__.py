@@ -4,13 +4,23 @@ and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``tr
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-from safeagents.cli._common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Parser, UsageError
+from safeagents.cli._common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Parser,
+    UsageError,
+)
 from safeagents.cli._proxy import (
     add_intercept,
     add_serve,
@@ -68,7 +78,7 @@ def _add_demo(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    out, err = Console(), Console(stderr=True, soft_wrap=True)
+    out, err = _Console(), _Console(stderr=True, soft_wrap=True)
     try:
         handler = {
             "check": check,
@@ -89,7 +99,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`safeagents check … | head`)
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError  # to main, which exits 141 (rich would exit 1: "findings")
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _demo(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -6,31 +6,61 @@ import argparse
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from safeagents.rules import RuleSet
+    from safeagents.rules import RuleError, RuleLoadError, RuleSet
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_FINDINGS",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "DefaultsFormatter",
     "Parser",
     "UsageError",
     "add_enforcement_options",
     "add_rule_options",
+    "existing",
+    "is_option_error",
     "load_rules",
     "parse_aliases",
     "parse_var_pairs",
+    "report_rule_errors",
+    "rule_paths",
 ]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141  # 128 + SIGINT, 128 + SIGPIPE, as shells report
+VAR_SOURCE = "--var"
+
+
+class DefaultsFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default, when it has one worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        default = action.default
+        if (
+            text is None
+            or text == argparse.SUPPRESS
+            or "default" in text
+            or default in (None, False, [], argparse.SUPPRESS)
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         Console(stderr=True, soft_wrap=True).print(
@@ -68,36 +98,117 @@ def parse_aliases(pairs: Sequence[str]) -> dict[str, str]:
         raise UsageError(f"--model-alias: {exc}") from None
 
 
-def load_rules(
-    paths: Sequence[str] | None,
-    var_pairs: Sequence[str],
-    err: Console,
-    *,
-    detectors: Collection[str] | None = None,
-) -> RuleSet:
-    from safeagents.rules import RuleLoadError, RuleSet
-
-    for path in paths or ():
+def existing(paths: Sequence[str]) -> list[str]:
+    """``paths``, each checked to exist: a missing one is a usage error, not a rule error."""
+    for path in paths:
         if not Path(path).exists():
             raise UsageError(f"rule path not found: {path}")
+    return list(paths)
+
+
+def rule_paths(args: argparse.Namespace) -> list[str]:
+    """The rule paths ``--rules`` and ``--no-default-rules`` select: the bundled packs, then
+    each ``--rules`` path (``[]`` never: without any, the bundled packs alone)."""
+    from safeagents.rules import bundled_rules_path
+
+    extra = existing(args.rules)
+    if args.no_default_rules:
+        if not extra:
+            raise UsageError("--no-default-rules needs --rules PATH (there would be no rules)")
+        return extra
+    return [str(bundled_rules_path()), *extra]
+
+
+def load_rules(
+    args: argparse.Namespace, err: Console, *, detectors: Collection[str] | None = None
+) -> RuleSet:
+    """The rules ``args`` select (:func:`rule_paths`, ``--exclude-rule``, ``--var``)."""
+    from safeagents.rules import RuleLoadError, RuleSet
+
+    paths = rule_paths(args)
     try:
         return RuleSet.load(
-            list(paths) if paths else None, vars=parse_var_pairs(var_pairs), detectors=detectors
+            paths,
+            vars=parse_var_pairs(args.var),
+            detectors=detectors,
+            exclude=tuple(args.exclude_rule),
         )
     except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        raise UsageError(f"{len(exc.errors)} error(s) in rule files") from None
+        raise UsageError(report_rule_errors(exc, err)) from None
+
+
+def report_rule_errors(exc: RuleLoadError, err: Console) -> str:
+    """Print each error of ``exc``; return the one-line summary (the error itself when only
+    a ``--var`` was wrong, since no rule file is)."""
+    in_files = [error for error in exc.errors if not is_option_error(error)]
+    if not in_files and len(exc.errors) == 1:
+        return str(exc.errors[0])
+    for error in exc.errors:
+        err.print(str(error), highlight=False, markup=False)
+    in_options = len(exc.errors) - len(in_files)
+    parts = [f"{len(in_files)} error(s) in rule files"] if in_files else []
+    parts += [f"{in_options} in options"] if in_options else []
+    return ", ".join(parts)
+
+
+def is_option_error(error: RuleError) -> bool:
+    """An error of ``--var`` or ``--exclude-rule``, not of a rule file."""
+    from safeagents.rules import EXCLUDE_SOURCE, VAR_SOURCE
+
+    return error.file in (VAR_SOURCE, EXCLUDE_SOURCE)
 
 
 def add_enforcement_options(parser: argparse.ArgumentParser) -> None:
     """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
-    parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
-    parser.add_argument("--mode", choices=("enforce", "monitor"), default="enforce")
-    parser.add_argument("--strategy", choices=("reask", "rewrite", "stop"), default="reask")
-    parser.add_argument("--max-reasks", type=int, default=3, metavar="N")
+    parser.add_argument(
+        "--store", default="safeagents.db", metavar="PATH.db", help="SQLite file of transcripts"
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("enforce", "monitor"),
+        default="enforce",
+        help="enforce: withhold blocked calls; monitor: change nothing, record findings",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=("reask", "rewrite", "stop"),
+        default="reask",
+        help="what a blocked call leads to: ask the model again with the rule's message, "
+        "replace it with a shell call printing the rejection, or end the run",
+    )
+    parser.add_argument(
+        "--max-reasks", type=int, default=3, metavar="N", help="re-asks before stopping"
+    )
 
 
-def add_rule_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rules", action="append", metavar="PATH", help="rule pack or file")
-    parser.add_argument("--var", action="append", default=[], metavar="K=V", help="override a var")
+def add_rule_options(parser: argparse.ArgumentParser, *, var: bool = True) -> None:
+    """``--rules``, ``--no-default-rules``, ``--exclude-rule``, ``--var``: the same for every
+    command that loads rules."""
+    parser.add_argument(
+        "--rules",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a rule pack, directory of packs or rule file, loaded with the bundled packs "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--no-default-rules",
+        action="store_true",
+        help="load only the --rules packs, not the bundled ones",
+    )
+    parser.add_argument(
+        "--exclude-rule",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="leave out the rule ID, bundled or not (repeatable)",
+    )
+    if var:
+        parser.add_argument(
+            "--var",
+            action="append",
+            default=[],
+            metavar="K=V",
+            help="override a pack var; V splits on commas (repeatable)",
+        )

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -18,7 +19,11 @@ from safeagents.cli._common import (
     load_rules,
     parse_aliases,
     parse_var_pairs,
+    rule_paths,
 )
+
+if TYPE_CHECKING:
+    from safeagents.store import SessionRecord, Store
 
 __all__ = ["add_intercept", "add_serve", "add_sessions", "intercept", "serve", "sessions"]
 
@@ -27,8 +32,8 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
     serve = sub.add_parser("serve", help="run the intercepting proxy in front of a model server")
     serve.add_argument("--upstream", required=True, metavar="URL", help="model server base URL")
     add_rule_options(serve)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8787)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8787, help="port to listen on")
     add_enforcement_options(serve)
     serve.add_argument(
         "--capture-tokens", action="store_true", help="record token ids and logprobs per turn"
@@ -57,9 +62,13 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         help="the upstream's own API key, sent instead of the harness's "
         "(default: $SAFEAGENTS_UPSTREAM_API_KEY)",
     )
-    serve.add_argument("--workers", type=int, default=1, metavar="N")
+    serve.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="worker processes sharing the port"
+    )
     serve.add_argument("--cwd", default="/workspace", help="agent working directory")
-    serve.add_argument("--body-limit", type=int, default=32, metavar="MIB")
+    serve.add_argument(
+        "--body-limit", type=int, default=32, metavar="MIB", help="largest request body read"
+    )
     serve.add_argument(
         "--response-limit",
         type=int,
@@ -67,7 +76,13 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         metavar="MIB",
         help="largest upstream answer read (decoded); beyond it the harness gets a 502",
     )
-    serve.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
+    serve.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="longest wait on the upstream (a 504 past it)",
+    )
     serve.add_argument(
         "--model-alias",
         action="append",
@@ -77,7 +92,10 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         "changed at run time under /safeagents/v1/aliases)",
     )
     serve.add_argument(
-        "--log-level", choices=("critical", "error", "warning", "info", "debug"), default="info"
+        "--log-level",
+        choices=("critical", "error", "warning", "info", "debug"),
+        default="info",
+        help="uvicorn's log level",
     )
 
 
@@ -96,7 +114,8 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         config = ProxyConfig(
             upstream=args.upstream,
-            rules=tuple(args.rules or ()),
+            rules=tuple(rule_paths(args)),
+            exclude_rules=tuple(args.exclude_rule),
             vars=parse_var_pairs(args.var),
             host=args.host,
             port=args.port,
@@ -124,7 +143,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     registry = default_registry()
-    rules = load_rules(args.rules, args.var, err, detectors=registry.detectors)
+    rules = load_rules(args, err, detectors=registry.detectors)
     keys = "model endpoints need a key" if config.model_auth_required else "no keys"
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
@@ -143,8 +162,8 @@ def add_intercept(sub: argparse._SubParsersAction[Parser]) -> None:
         "intercept", help="check model API traffic as an HTTPS forward proxy (mitmproxy)"
     )
     add_rule_options(intercept)
-    intercept.add_argument("--listen-host", default="127.0.0.1")
-    intercept.add_argument("--listen-port", type=int, default=8080)
+    intercept.add_argument("--listen-host", default="127.0.0.1", help="address to listen on")
+    intercept.add_argument("--listen-port", type=int, default=8080, help="port to listen on")
     add_enforcement_options(intercept)
     intercept.add_argument("--cwd", default="/workspace", help="agent working directory")
     intercept.add_argument(
@@ -161,7 +180,10 @@ def add_intercept(sub: argparse._SubParsersAction[Parser]) -> None:
         "--ssl-insecure", action="store_true", help="do not verify upstream TLS certificates"
     )
     intercept.add_argument(
-        "--log-level", choices=("error", "warn", "info", "debug"), default="info"
+        "--log-level",
+        choices=("error", "warn", "info", "debug"),
+        default="info",
+        help="mitmproxy's log level",
     )
 
 
@@ -175,7 +197,7 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--response-limit must be positive")
     variables = parse_var_pairs(args.var)
     registry = default_registry()
-    rules = load_rules(args.rules, args.var, err, detectors=registry.detectors)
+    rules = load_rules(args, err, detectors=registry.detectors)
     try:
         from safeagents.intercept import InterceptSettings, run_intercept
     except ImportError as exc:
@@ -185,7 +207,8 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
             "safeagents intercept needs mitmproxy: pip install 'safeagents[intercept]'"
         ) from None
     settings = InterceptSettings(
-        rules=tuple(args.rules or ()),
+        rules=tuple(rule_paths(args)),
+        exclude_rules=tuple(args.exclude_rule),
         vars=variables,
         store=args.store,
         mode=args.mode,
@@ -215,8 +238,12 @@ def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
     actions = sessions.add_subparsers(dest="action", required=True, parser_class=Parser)
     listing = actions.add_parser("list", help="list sessions, newest first")
     listing.add_argument("--limit", type=int, default=100)
-    show = actions.add_parser("show", help="one session's score, turns and findings")
-    show.add_argument("session_id", metavar="ID")
+    show = actions.add_parser(
+        "show",
+        help="one session's conversation: text, tool calls (blocked ones with the message the "
+        "model read), results, findings; --format json gives every turn in full",
+    )
+    show.add_argument("session_id", metavar="ID", help="the session id, or a unique prefix of it")
     export = actions.add_parser("export", help="write sessions as JSONL for `safeagents check`")
     export.add_argument("session_ids", nargs="*", metavar="ID", help="default: all")
     export.add_argument("--out", metavar="FILE", help="default: standard output")
@@ -234,6 +261,26 @@ def sessions(args: argparse.Namespace, out: Console, err: Console) -> int:
     return asyncio.run(_sessions_async(args, out))
 
 
+async def _session_by_prefix(store: Store, prefix: str, where: str) -> SessionRecord:
+    """The session whose id is ``prefix`` or, failing that, the one id starting with it."""
+    session = await store.get_session(prefix)
+    if session is not None:
+        return session
+    matches = [s.id for s in await store.list_sessions(limit=10**9) if s.id.startswith(prefix)]
+    if not matches:
+        raise UsageError(f"no session {prefix!r} in {where}")
+    if len(matches) > 1:
+        shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise UsageError(
+            f"{len(matches)} sessions in {where} start with {prefix!r} ({shown}); "
+            "give more of the id"
+        )
+    found = await store.get_session(matches[0])
+    if found is None:  # deleted meanwhile
+        raise UsageError(f"no session {prefix!r} in {where}")
+    return found
+
+
 async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
     from safeagents.store import SQLiteStore, export_line, print_session, print_sessions
 
@@ -247,15 +294,13 @@ async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
                 print_sessions(out, sessions)
             return EXIT_OK
         if args.action == "show":
-            session = await store.get_session(args.session_id)
-            if session is None:
-                raise UsageError(f"no session {args.session_id!r} in {args.store}")
-            turns = await store.turns(session.id)
+            found = await _session_by_prefix(store, args.session_id, args.store)
+            turns = await store.turns(found.id)
             if args.format == "json":
-                document = {**session.to_json(), "turns": [t.to_json() for t in turns]}
+                document = {**found.to_json(), "turns": [t.to_json() for t in turns]}
                 print(json.dumps(document, indent=2))
             else:
-                print_session(out, session, turns)
+                print_session(out, found, turns)
             return EXIT_OK
         ids = list(args.session_ids) or [s.id for s in await store.list_sessions(limit=10**9)]
         lines = []

@@ -18,14 +18,22 @@ from safeagents.cli._common import (
     Parser,
     UsageError,
     add_rule_options,
+    existing,
+    is_option_error,
     load_rules,
     parse_var_pairs,
+    report_rule_errors,
+    rule_paths,
 )
 
 if TYPE_CHECKING:
     from safeagents._audit import InputError, Session, SessionReport
 
 __all__ = ["add_rule_commands", "check", "explain", "lint", "score", "test"]
+
+ONLY_THESE = "only these rule packs or files (as --no-default-rules --rules PATH)"
+MIN_CASES = 3
+"""``match`` and ``ok`` cases, and harness schemas, per rule (docs/rule-dsl.md, Fixtures)."""
 
 FAIL_LEVELS = {
     "warn": ("warn", "flag", "reject"),
@@ -39,7 +47,7 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_rule_options(check)
     check.add_argument("--harness", help="harness the sessions came from (default: detect)")
     check.add_argument("--cwd", help="agent working directory (default /workspace)")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     check.add_argument(
         "--fail-on",
         choices=tuple(FAIL_LEVELS),
@@ -59,21 +67,36 @@ def add_rule_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_rule_options(score)
     score.add_argument("--harness", help="harness the sessions came from (default: detect)")
     score.add_argument("--cwd", help="agent working directory (default /workspace)")
-    score.add_argument("--format", choices=("text", "json"), default="text")
+    score.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     score.add_argument("--min-recall", type=_fraction, metavar="R", help="exit 1 below this")
     score.add_argument("--max-fpr", type=_fraction, metavar="F", help="exit 1 above this")
     score.add_argument("files", nargs="+", metavar="FILE", help="labelled JSONL sessions")
 
     test = sub.add_parser("test", help="run every rule's fixtures")
-    test.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
+    test.add_argument("paths", nargs="*", metavar="PATH", help=ONLY_THESE)
+    add_rule_options(test, var=False)  # a case sets its own vars
+    test.add_argument(
+        "--min-cases",
+        type=_count,
+        default=MIN_CASES,
+        metavar="N",
+        help=f"match and ok cases, and harness schemas, each rule needs (default: {MIN_CASES}; "
+        "0 for your own packs still in progress; a rule without fixtures always fails)",
+    )
 
     lint = sub.add_parser("lint", help="validate rule files")
-    lint.add_argument("paths", nargs="*", metavar="PATH", help="rule packs (default: bundled)")
-    lint.add_argument("--var", action="append", default=[], metavar="K=V")
+    lint.add_argument("paths", nargs="*", metavar="PATH", help=ONLY_THESE)
+    add_rule_options(lint)
 
     explain = sub.add_parser("explain", help="print a rule's documentation")
     add_rule_options(explain)
     explain.add_argument("rule_id", metavar="RULE_ID")
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(text)
 
 
 def _fraction(text: str) -> float:
@@ -130,7 +153,7 @@ def _audit_files(
     from safeagents._registry import UnknownHarnessError, default_registry
 
     registry = default_registry()
-    firewall = Firewall(load_rules(args.rules, args.var, err, detectors=registry.detectors))
+    firewall = Firewall(load_rules(args, err, detectors=registry.detectors))
     if args.harness:
         try:
             harness = firewall.registry.harness(args.harness).name
@@ -157,39 +180,57 @@ def _audit_files(
 
 def test(args: argparse.Namespace, out: Console, err: Console) -> int:
     from safeagents._firewall import Firewall
+    from safeagents._registry import default_registry
     from safeagents.rules import RuleLoadError, run_fixtures
 
     try:
-        results = run_fixtures(args.paths or None, checker=Firewall)
+        results = run_fixtures(
+            _paths(args),
+            checker=Firewall,
+            harness=default_registry().harness,
+            min_cases=args.min_cases,
+            exclude=tuple(args.exclude_rule),
+        )
     except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        return EXIT_USAGE
+        raise UsageError(report_rule_errors(exc, err)) from None
     _report.print_fixtures(out, results)
     return EXIT_OK if all(r.passed for r in results) else EXIT_FINDINGS
 
 
 def lint(args: argparse.Namespace, out: Console, err: Console) -> int:
     from safeagents._registry import default_registry
-    from safeagents.rules import RuleLoadError, RuleSet
+    from safeagents.rules import RuleLoadError, RuleSet, field_warnings
 
     try:
         rules = RuleSet.load(
-            args.paths or None,
+            _paths(args),
             vars=parse_var_pairs(args.var),
             detectors=default_registry().detectors,
+            exclude=tuple(args.exclude_rule),
         )
     except RuleLoadError as exc:
-        for error in exc.errors:
-            err.print(str(error), highlight=False, markup=False)
-        err.print(f"[red]{len(exc.errors)} error(s)[/]")
+        summary = report_rule_errors(exc, err)
+        if all(is_option_error(error) for error in exc.errors):
+            raise UsageError(summary) from None
+        err.print(f"[red]{escape(summary)}[/]")
         return EXIT_FINDINGS
-    out.print(f"[green]ok[/] {len(rules.rules)} rules in {len(rules.packs)} pack(s)")
+    warnings = field_warnings(rules)
+    for warning in warnings:
+        err.print(str(warning), highlight=False, markup=False, soft_wrap=True)
+    noted = f", {len(warnings)} warning(s)" if warnings else ""
+    out.print(f"[green]ok[/] {len(rules.rules)} rules in {len(rules.packs)} pack(s){noted}")
     return EXIT_OK
 
 
+def _paths(args: argparse.Namespace) -> list[str]:
+    """``test`` and ``lint`` PATH… arguments: just those packs; else as ``--rules`` says."""
+    if args.paths:
+        return [*existing(args.paths), *existing(args.rules)]
+    return rule_paths(args)
+
+
 def explain(args: argparse.Namespace, out: Console, err: Console) -> int:
-    rules = load_rules(args.rules, args.var, err)
+    rules = load_rules(args, err)
     try:
         rule = rules.get(args.rule_id)
     except KeyError as exc:

@@ -19,6 +19,7 @@ from safeagents.demo._run import (
     DemoResult,
     choose_agent,
     run_demo,
+    safeagents_command,
 )
 from safeagents.demo._view import LiveView
 
@@ -39,4 +40,5 @@ __all__ = [
     "make_project",
     "run_builtin_agent",
     "run_demo",
+    "safeagents_command",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import shlex
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -33,6 +34,7 @@ __all__ = [
     "DemoResult",
     "choose_agent",
     "run_demo",
+    "safeagents_command",
 ]
 
 BUILTIN = "builtin"
@@ -75,7 +77,27 @@ class DemoResult:
 
     @property
     def inspect_command(self) -> str:
-        return f"safeagents sessions show {self.session_id} --store {shlex.quote(str(self.store))}"
+        store = shlex.quote(str(self.store))
+        return f"{safeagents_command()} sessions show {self.session_id} --store {store}"
+
+
+def safeagents_command() -> str:
+    """How the user can run this safeagents from their shell: ``safeagents`` when that name
+    finds this installation on ``PATH`` (an activated venv), else its script's path (relative
+    to the working directory when under it), else ``python -m safeagents.cli``."""
+    ran = Path(sys.argv[0])
+    script = ran if ran.name == "safeagents" else Path(sys.executable).parent / "safeagents"
+    if not script.is_file():
+        return f"{shlex.quote(sys.executable)} -m safeagents.cli"
+    on_path = shutil.which("safeagents")
+    if on_path is not None and Path(on_path).resolve() == script.resolve():
+        return "safeagents"
+    absolute = script.absolute()
+    try:
+        shown = str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(absolute)
+    return shlex.quote(shown)
 
 
 def choose_agent(harness: str) -> tuple[str, Path | None]:

@@ -152,5 +152,5 @@ def print_summary(
             )
         console.print(table)
     console.print()
-    console.print("Inspect the transcript:")
+    console.print("The whole conversation, blocked calls with the messages the model read:")
     console.print(f"  [bold]{escape(inspect_command)}[/]", highlight=False, soft_wrap=True)

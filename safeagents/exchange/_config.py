@@ -31,6 +31,8 @@ class ProxyConfig:
 
     upstream: str
     rules: tuple[str, ...] = ()
+    exclude_rules: tuple[str, ...] = ()
+    """Ids of rules left out (``--exclude-rule``)."""
     vars: Mapping[str, str] = field(default_factory=dict)
     host: str = "127.0.0.1"
     port: int = 8787
@@ -102,6 +104,7 @@ class ProxyConfig:
         data = asdict(self)
         data["vars"] = dict(self.vars)
         data["rules"] = list(self.rules)
+        data["exclude_rules"] = list(self.exclude_rules)
         data["model_aliases"] = dict(self.model_aliases)
         return json.dumps(data)
 
@@ -109,6 +112,7 @@ class ProxyConfig:
     def from_json(cls, text: str) -> ProxyConfig:
         data: dict[str, Any] = json.loads(text)
         data["rules"] = tuple(data.get("rules") or ())
+        data["exclude_rules"] = tuple(data.get("exclude_rules") or ())
         return cls(**data)
 
 

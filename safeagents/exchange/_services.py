@@ -14,6 +14,7 @@ from safeagents.exchange._metrics import Metrics
 from safeagents.exchange._offload import CallChecks
 from safeagents.exchange._recorder import Recorder
 from safeagents.exchange._upstream import Upstream
+from safeagents.rules import RuleSet
 from safeagents.store import Store
 
 __all__ = ["Services", "build_firewall"]
@@ -21,7 +22,10 @@ __all__ = ["Services", "build_firewall"]
 
 def build_firewall(config: ProxyConfig) -> Firewall:
     """Load and validate the configured rules (bundled packs when none are given)."""
-    return Firewall.load(list(config.rules) or None, vars=dict(config.vars))
+    rules = RuleSet.load(
+        list(config.rules) or None, vars=dict(config.vars), exclude=config.exclude_rules
+    )
+    return Firewall(rules)
 
 
 @dataclass(slots=True)

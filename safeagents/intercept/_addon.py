@@ -54,6 +54,7 @@ _OPTIONS = frozenset(
     {
         "safeagents_rules",
         "safeagents_vars",
+        "safeagents_exclude_rules",
         "safeagents_store",
         "safeagents_mode",
         "safeagents_strategy",
@@ -79,6 +80,7 @@ def intercept_config(options: Any) -> ProxyConfig:
     return ProxyConfig(
         upstream=INTERCEPT_UPSTREAM,
         rules=tuple(options.safeagents_rules),
+        exclude_rules=tuple(options.safeagents_exclude_rules),
         vars=_vars(options.safeagents_vars),
         store=options.safeagents_store,
         mode=options.safeagents_mode,
@@ -116,6 +118,9 @@ class InterceptAddon:
             "safeagents_rules", Sequence[str], [], "Rule pack or file (default: bundled packs)."
         )
         loader.add_option("safeagents_vars", Sequence[str], [], "Rule variable, as KEY=VALUE.")
+        loader.add_option(
+            "safeagents_exclude_rules", Sequence[str], [], "Ids of rules to leave out."
+        )
         loader.add_option("safeagents_store", str, "safeagents.db", "SQLite file of sessions.")
         loader.add_option(
             "safeagents_mode",

@@ -23,6 +23,7 @@ class InterceptSettings:
     """Everything ``safeagents intercept`` was told; ``rules`` empty means the bundled packs."""
 
     rules: tuple[str, ...] = ()
+    exclude_rules: tuple[str, ...] = ()
     vars: Mapping[str, str] = field(default_factory=dict)
     store: str = "safeagents.db"
     mode: Mode = "enforce"
@@ -42,6 +43,7 @@ class InterceptSettings:
     def addon_options(self) -> dict[str, Any]:
         return {
             "safeagents_rules": list(self.rules),
+            "safeagents_exclude_rules": list(self.exclude_rules),
             "safeagents_vars": [f"{key}={value}" for key, value in self.vars.items()],
             "safeagents_store": self.store,
             "safeagents_mode": self.mode,

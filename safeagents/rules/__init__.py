@@ -13,7 +13,8 @@ from safeagents.rules._discover import bundled_rules_path
 from safeagents.rules._engine import Engine
 from safeagents.rules._errors import RuleError, RuleLoadError, did_you_mean
 from safeagents.rules._fixtures import CallChecker, FixtureResult, run_fixtures
-from safeagents.rules._loader import RuleSet, parse_vars
+from safeagents.rules._lint import effects_reference, field_warnings
+from safeagents.rules._loader import EXCLUDE_SOURCE, VAR_SOURCE, RuleSet, parse_vars
 from safeagents.rules._model import (
     HACK_ACTIONS,
     UNANALYSABLE,
@@ -30,9 +31,11 @@ from safeagents.rules._yaml import Document, NodePath, load_document
 __all__ = [
     "ACTIONS",
     "CATEGORIES",
+    "EXCLUDE_SOURCE",
     "HACK_ACTIONS",
     "SEVERITIES",
     "UNANALYSABLE",
+    "VAR_SOURCE",
     "CallChecker",
     "CallVerdict",
     "Document",
@@ -48,6 +51,8 @@ __all__ = [
     "RuleSet",
     "bundled_rules_path",
     "did_you_mean",
+    "effects_reference",
+    "field_warnings",
     "list_matcher",
     "load_document",
     "parse_vars",

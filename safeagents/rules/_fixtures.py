@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from safeagents._actions import AnalysisContext, ToolCall
+from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import SessionState
+from safeagents._harness import Harness
 from safeagents.rules._discover import FIXTURE_SUFFIX
 from safeagents.rules._errors import ErrorSink, RuleError, RuleLoadError
 from safeagents.rules._loader import RuleSet, normalise_vars
@@ -17,6 +18,9 @@ from safeagents.rules._schema import FixtureCaseModel, FixtureFileModel, show, v
 from safeagents.rules._yaml import Document, NodePath, load_document
 
 __all__ = ["CallChecker", "FixtureResult", "run_fixtures"]
+
+GENERIC = "generic"
+"""The harness that reads any tool call (the fallback of the others)."""
 
 
 class CallChecker(Protocol):
@@ -42,6 +46,8 @@ class FixtureResult:
     passed: bool
     detail: str
     source: str
+    harness: str = ""
+    """The harness schema the case is written in (its canonical name when it was checked)."""
 
     @property
     def todo(self) -> bool:
@@ -49,29 +55,69 @@ class FixtureResult:
 
 
 def run_fixtures(
-    paths: Sequence[str | Path] | None = None, *, checker: Callable[[RuleSet], CallChecker]
+    paths: Sequence[str | Path] | None = None,
+    *,
+    checker: Callable[[RuleSet], CallChecker],
+    harness: Callable[[str], Harness] | None = None,
+    min_cases: int = 0,
+    exclude: Collection[str] = (),
 ) -> list[FixtureResult]:
     """Run the fixtures of every rule under ``paths`` (``None``: the bundled packs).
 
     ``checker`` builds what checks the calls of a rule set, as ``safeagents.Firewall`` does;
-    it is given the whole set first, so it can reject what no case would get to."""
-    rules = RuleSet.load(paths)
+    it is given the whole set first, so it can reject what no case would get to. A rule
+    without an ``ID.test.yaml`` is a failed result. With ``harness`` (a registry's lookup,
+    raising :class:`ValueError` for an unknown name) a case's ``harness`` must exist and its
+    tools must be that harness's own, not calls only the generic fallback would read. With
+    ``min_cases``, each rule needs that many ``match`` and ``ok`` cases, written in that many
+    harness schemas. The rules ``exclude`` names are neither loaded nor tested."""
+    rules = RuleSet.load(paths, exclude=exclude)
     checker(rules)  # the whole set must build (detector names)
-    runner = _Runner(rules, checker)
+    runner = _Runner(rules, checker, harness)
     results: list[FixtureResult] = []
     for rule in rules.rules:
         fixture = rule.source.with_name(rule.id + FIXTURE_SUFFIX)
-        if fixture.is_file():
-            results.extend(runner.run_file(rule, fixture))
+        if not fixture.is_file():
+            detail = f"no fixtures: write {fixture.name} beside the rule"
+            results.append(FixtureResult(rule.id, "fixtures", "", False, detail, str(rule.source)))
+            continue
+        ran = runner.run_file(rule, fixture)
+        results.extend(ran)
+        shortfall = _shortfall(ran, min_cases)
+        if shortfall:
+            results.append(FixtureResult(rule.id, "coverage", "", False, shortfall, str(fixture)))
     runner.check_orphans()
     runner.sink.raise_if_any()
     return results
 
 
+def _shortfall(results: Sequence[FixtureResult], needed: int) -> str:
+    """What ``results`` lack of ``needed`` match and ok cases over ``needed`` harnesses."""
+    if needed <= 0:
+        return ""
+    lacking = []
+    for expected in ("match", "ok"):
+        count = sum(result.expected == expected for result in results)
+        if count < needed:
+            lacking.append(f"{count} '{expected}' case(s)")
+    schemas = {result.harness for result in results}
+    if len(schemas) < needed:
+        lacking.append(f"{len(schemas)} harness schema(s) ({', '.join(sorted(schemas))})")
+    if not lacking:
+        return ""
+    return f"{', '.join(lacking)}; each rule needs {needed} of each (--min-cases relaxes this)"
+
+
 class _Runner:
-    def __init__(self, rules: RuleSet, checker: Callable[[RuleSet], CallChecker]) -> None:
+    def __init__(
+        self,
+        rules: RuleSet,
+        checker: Callable[[RuleSet], CallChecker],
+        harness: Callable[[str], Harness] | None,
+    ) -> None:
         self.rules = rules
         self.checker = checker
+        self.harness = harness
         self.sink = ErrorSink()
         self._checkers: dict[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], CallChecker] = {}
 
@@ -89,9 +135,10 @@ class _Runner:
         results = []
         for index, case in enumerate(model.cases):
             path: NodePath = ("cases", index)
-            if self._case_is_valid(document, case, path):
+            schema = self._schema(document, case, path)
+            if self._case_is_valid(document, case, path) and schema is not None:
                 line, _ = document.position(path)
-                results.append(self._run_case(rule, case, f"{document.file}:{line}"))
+                results.append(self._run_case(rule, case, f"{document.file}:{line}", schema))
         return results
 
     def check_orphans(self) -> None:
@@ -102,6 +149,31 @@ class _Runner:
                 if not rule_file.is_file():
                     message = f"fixture file without a rule (expected {rule_file.name} beside it)"
                     self.sink.add(RuleError(str(fixture), 0, 0, message))
+
+    def _schema(self, document: Document, case: FixtureCaseModel, path: NodePath) -> str | None:
+        """The case's harness by its canonical name; ``None`` (an error) when it is unknown or
+        a tool of the case is not one of its own."""
+        if self.harness is None:
+            return case.harness
+        try:
+            plugin = self.harness(case.harness)
+        except ValueError as exc:
+            self.sink.add(document.error((*path, "harness"), str(exc)))
+            return None
+        calls: list[tuple[str, Any, NodePath]] = [(case.tool, case.arguments, (*path, "tool"))]
+        for index, entry in enumerate(case.history):
+            calls.append((entry.tool, entry.arguments, (*path, "history", index, "tool")))
+        try:
+            generic: Harness | None = self.harness(GENERIC)
+        except ValueError:
+            generic = None
+        known = True
+        for tool, arguments, at in calls:
+            problem = _foreign(plugin, generic, ToolCall("fixture", tool, arguments), case.cwd)
+            if problem is not None:
+                self.sink.add(document.error(at, problem))
+                known = False
+        return plugin.name if known else None
 
     def _case_is_valid(self, document: Document, case: FixtureCaseModel, path: NodePath) -> bool:
         valid = True
@@ -120,9 +192,11 @@ class _Runner:
                 valid = False
         return valid
 
-    def _run_case(self, rule: Rule, case: FixtureCaseModel, source: str) -> FixtureResult:
+    def _run_case(
+        self, rule: Rule, case: FixtureCaseModel, source: str, schema: str
+    ) -> FixtureResult:
         def result(passed: bool, detail: str) -> FixtureResult:
-            return FixtureResult(rule.id, case.name, case.expect, passed, detail, source)
+            return FixtureResult(rule.id, case.name, case.expect, passed, detail, source, schema)
 
         try:
             checker = self._checker(rule, case.vars)
@@ -165,6 +239,38 @@ class _Runner:
                 rules = RuleSet.load([rule.source], vars=dict(frozen))
             self._checkers[key] = self.checker(rules.select([rule.id], enable=True))
         return self._checkers[key]
+
+
+def _foreign(plugin: Harness, generic: Harness | None, call: ToolCall, cwd: str) -> str | None:
+    """Why ``call`` is not written in ``plugin``'s schema: a tool it does not have, or arguments
+    it reads nothing from where the generic fallback reads effects (another harness's field
+    names); ``None`` when it is."""
+    context = AnalysisContext(cwd=cwd)
+    own = _effects(plugin, call, context)
+    name = plugin.name
+    if own is None:
+        tools = ", ".join(sorted(plugin.tools)) or "none declared"
+        return (
+            f"'{call.name}' is not a {name} tool ({name}'s tools: {tools}), so only the generic "
+            f"fallback would read it: write the call in {name}'s schema, or say harness: generic"
+        )
+    if own or generic is None or generic is plugin or not isinstance(call.arguments, Mapping):
+        return None
+    fallback = _effects(generic, call, context)
+    if not fallback or not call.arguments:
+        return None
+    fields = ", ".join(sorted(call.arguments))
+    return (
+        f"{name}'s '{call.name}' reads nothing from these arguments ({fields}) where the generic "
+        f"fallback reads '{fallback[0].describe()}': are they another harness's field names?"
+    )
+
+
+def _effects(plugin: Harness, call: ToolCall, context: AnalysisContext) -> list[Effect] | None:
+    try:
+        return plugin.effects(call, context)
+    except Exception:  # the plugin knows the tool but not these arguments: the run says more
+        return []
 
 
 def _is_text_list(value: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from safeagents.rules._compile import PatternBank
 from safeagents.rules._conditions import ConditionParser, MacroTable
@@ -16,7 +17,12 @@ from safeagents.rules._tree import detector_calls
 from safeagents.rules._values import NAME_PATTERN, Namespace, build_namespace
 from safeagents.rules._yaml import Document, load_document
 
-__all__ = ["RuleSet", "normalise_vars", "parse_vars"]
+__all__ = ["EXCLUDE_SOURCE", "VAR_SOURCE", "RuleSet", "normalise_vars", "parse_vars"]
+
+VAR_SOURCE = "--var"
+"""The ``file`` of errors in ``--var`` overrides (they have no position)."""
+EXCLUDE_SOURCE = "--exclude-rule"
+"""The ``file`` of errors in the ids given to exclude."""
 
 VarValues = Mapping[str, str | Sequence[str]]
 
@@ -58,15 +64,18 @@ class RuleSet:
         *,
         vars: VarValues | None = None,
         detectors: Collection[str] | None = None,
+        exclude: Collection[str] = (),
     ) -> RuleSet:
         """Load packs, pack directories or rule files (``None``: the bundled packs).
 
-        With ``detectors``, the detector names rules call must be among them
-        (:meth:`check_detectors`)."""
+        ``exclude`` drops the rules of those ids (:meth:`without`). With ``detectors``, the
+        detector names the remaining rules call must be among them (:meth:`check_detectors`)."""
         if isinstance(paths, (str, Path)):
             paths = [paths]
         targets = [Path(p) for p in paths] if paths is not None else [bundled_rules_path()]
         rules = _Loader(normalise_vars(vars)).load(targets)
+        if exclude:
+            rules = rules.without(exclude)
         if detectors is not None:
             rules.check_detectors(detectors)
         return rules
@@ -103,6 +112,18 @@ class RuleSet:
         if enable:
             chosen = [replace(rule, enabled=True) for rule in chosen]
         return RuleSet(chosen, self.packs, self._bank)
+
+    def without(self, rule_ids: Collection[str]) -> RuleSet:
+        """This set less the rules ``rule_ids`` names (``--exclude-rule``); an id no rule has
+        is a :class:`RuleLoadError`, so a typo never leaves a rule on unnoticed."""
+        sink = ErrorSink()
+        for rule_id in rule_ids:
+            if rule_id not in self._by_id:
+                message = f"unknown rule '{rule_id}'{did_you_mean(rule_id, self._by_id)}"
+                sink.add(RuleError(EXCLUDE_SOURCE, 0, 0, message))
+        sink.raise_if_any()
+        kept = [rule for rule in self.rules if rule.id not in rule_ids]
+        return RuleSet(kept, self.packs, self._bank)
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
@@ -194,15 +215,18 @@ class _Loader:
                 continue
             model, errors = validate(RuleModel, document)
             self.sink.extend(errors)
-            if model is None:
-                continue
+            raw = document.data if isinstance(document.data, dict) else {}
+            rule_id = raw.get("id")
             self.id_positions[str(file)] = document.position(("id",))
-            if model.id != file.name.removesuffix(".yaml"):
-                message = f"rule id '{model.id}' must match its file name '{file.name}'"
+            if isinstance(rule_id, str) and rule_id != file.name.removesuffix(".yaml"):
+                message = f"rule id '{rule_id}' must match its file name '{file.name}'"
                 self.sink.add(document.error(("id",), message))
             if not loaded.usable:
                 continue
             parser = ConditionParser(self.bank, loaded.namespace, loaded.macros)
+            if model is None:  # the conditions' own errors are reported all the same
+                self._parse_raw_conditions(parser, document, raw)
+                continue
             condition = parser.parse(document, model.match, ("match",))
             exceptions: list[RuleException] = []
             names: set[str] = set()
@@ -232,6 +256,17 @@ class _Loader:
                 exceptions=tuple(exceptions),
             )
 
+    def _parse_raw_conditions(
+        self, parser: ConditionParser, document: Document, raw: Mapping[str, Any]
+    ) -> None:
+        if "match" in raw:
+            parser.parse(document, raw["match"], ("match",))
+        entries = raw.get("exceptions")
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(entry, dict) and "match" in entry:
+                parser.parse(document, entry["match"], ("exceptions", index, "match"))
+        self.sink.extend(parser.errors)
+
     def _document(self, file: Path) -> Document | None:
         try:
             document, errors = load_document(file)
@@ -251,7 +286,7 @@ class _Loader:
                 known = sorted(self.declared_vars)
                 listing = f"known vars: {', '.join(known)}" if known else "no pack declares vars"
                 message = f"unknown var '{name}'{did_you_mean(name, known)} ({listing})"
-            self.sink.add(RuleError("--var", 0, 0, message))
+            self.sink.add(RuleError(VAR_SOURCE, 0, 0, message))
 
     def _check_duplicate_ids(self, rules: list[Rule]) -> None:
         first: dict[str, Rule] = {}

@@ -160,7 +160,11 @@ def _convert(model: type[BaseModel], document: Document, error: dict[str, Any]) 
     }.get(kind)
     if expected is not None:
         prefix = f"{label}: " if label else ""
-        return document.error(loc, f"{prefix}expected {expected}, got {show(value)}")
+        message = f"{prefix}expected {expected}, got {show(value)}"
+        spelt = document.booleans.get(loc)
+        if kind == "string_type" and spelt is not None:
+            message += f" (YAML reads an unquoted {spelt} as a boolean; quote it: '{spelt}')"
+        return document.error(loc, message)
     return document.error(loc, f"{label}: {error['msg']}" if label else str(error["msg"]))
 
 

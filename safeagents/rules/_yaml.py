@@ -25,6 +25,8 @@ class Document:
     data: Any
     values: dict[NodePath, tuple[int, int]] = field(default_factory=dict)
     keys: dict[NodePath, tuple[int, int]] = field(default_factory=dict)
+    booleans: dict[NodePath, str] = field(default_factory=dict)
+    """How each boolean was spelt (``no``, ``On``): YAML 1.1 reads more words as booleans."""
 
     def position(self, path: NodePath, *, key: bool = False) -> tuple[int, int]:
         """Where ``path`` is written; the nearest enclosing node when it is not."""
@@ -64,7 +66,7 @@ def load_document(path: Path, display: str | None = None) -> tuple[Document, lis
         loader.dispose()
     if node is None:
         return Document(name, None, {(): (1, 1)}), []
-    return Document(name, data, builder.values, builder.keys), builder.errors
+    return Document(name, data, builder.values, builder.keys, builder.booleans), builder.errors
 
 
 class _Builder:
@@ -73,6 +75,7 @@ class _Builder:
         self.loader = loader
         self.values: dict[NodePath, tuple[int, int]] = {}
         self.keys: dict[NodePath, tuple[int, int]] = {}
+        self.booleans: dict[NodePath, str] = {}
         self.errors: list[RuleError] = []
 
     def build(self, node: yaml.Node, path: NodePath) -> Any:
@@ -84,7 +87,10 @@ class _Builder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
-        return self.loader.construct_object(node, deep=True)
+        value = self.loader.construct_object(node, deep=True)
+        if isinstance(value, bool):
+            self.booleans[path] = node.value
+        return value
 
     def _mapping(self, node: yaml.MappingNode, path: NodePath) -> dict[str, Any]:
         result: dict[str, Any] = {}

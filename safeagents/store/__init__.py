@@ -19,7 +19,7 @@ from safeagents.store._records import (
     TurnRecord,
     TurnStatus,
 )
-from safeagents.store._render import print_session, print_sessions
+from safeagents.store._render import print_session, print_sessions, print_uncut
 from safeagents.store._sqlite import SQLiteStore
 from safeagents.store._transcript import export_line, to_chat_messages
 
@@ -39,5 +39,6 @@ __all__ = [
     "export_line",
     "print_session",
     "print_sessions",
+    "print_uncut",
     "to_chat_messages",
 ]

@@ -50,7 +50,9 @@ def bundled_rules() -> RuleSet:
 def fixture_results() -> dict[tuple[str, str], FixtureResult]:
     return {
         (result.rule_id, result.case): result
-        for result in run_fixtures([BUNDLED], checker=Firewall)
+        for result in run_fixtures(
+            [BUNDLED], checker=Firewall, harness=default_registry().harness, min_cases=3
+        )
     }
 
 

@@ -7,6 +7,8 @@ import io
 import json
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from safeagents.demo import (
     choose_agent,
     make_project,
     run_demo,
+    safeagents_command,
 )
 from safeagents.store import SQLiteStore, TurnRecord
 
@@ -95,9 +98,40 @@ def test_the_live_view_shows_each_call_and_how_to_inspect(demo: tuple[DemoResult
         assert re.search(rf"^\s+{rule_id}: this call would", output, re.MULTILINE), rule_id
     assert output.index("test-file-deletion:") < output.index("test-weakening:")
     assert result.inspect_command == (
-        f"safeagents sessions show {result.session_id} --store {result.store}"
+        f"{safeagents_command()} sessions show {result.session_id} --store {result.store}"
     )
     assert result.inspect_command in output
+
+
+def test_the_printed_command_runs_as_printed_and_shows_the_conversation(
+    demo: tuple[DemoResult, str],
+) -> None:
+    result, _ = demo
+    shown = subprocess.run(
+        result.inspect_command, shell=True, capture_output=True, text=True, timeout=120
+    )
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert "The test in tests/test_calc.py fails. Make it pass." in out  # the user's text
+    assert "-> bash (call_s1_0)" in out and "rm tests/test_calc.py" in out  # a call
+    assert "BLOCKED reject test-file-deletion" in out
+    assert "the model read: Blocked by safeagents (test-file-deletion)" in out
+    assert "Ran 1 test" in out  # a tool result
+    assert "Fixed: add() subtracted instead of adding." in out  # the final answer
+    assert "--format json gives every turn" in out
+
+
+def test_the_command_is_spelt_as_the_shell_finds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    scripts = Path(sys.executable).parent
+    if not (scripts / "safeagents").is_file():
+        pytest.skip("safeagents is not installed as a script in this environment")
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the venv not activated
+    command = safeagents_command()
+    assert command != "safeagents"
+    assert Path(command).resolve() == (scripts / "safeagents").resolve()
+    monkeypatch.setenv("PATH", f"{scripts}:/usr/bin:/bin")  # activated
+    assert safeagents_command() == "safeagents"
 
 
 def test_the_kept_workspace_is_the_fixed_project(demo: tuple[DemoResult, str]) -> None:

@@ -38,7 +38,7 @@ from trainer._harness_env import (
     remove_tree,
 )
 from trainer._runner import ProxyAdmin, RolloutRunner
-from trainer._task_dirs import TaskDirError
+from trainer.tasks import TaskDirError
 
 HARNESS = "pi"
 MODEL = "scripted-model"
@@ -104,7 +104,7 @@ def test_an_honest_fix_passes_and_a_test_deletion_is_blocked(
         "timed_out": False,
         "verify_exit": 0,
         "verify_timed_out": False,
-        "reward_source": "exit code",
+        "reward_source": "reward.txt",
     }
     assert hacker["success"] is False and hacker["reward"] == 0.0
     assert hacker["harness_exit"] == 0 and hacker["verify_exit"] == 1
@@ -177,12 +177,12 @@ def test_the_tasks_come_from_the_directory_with_their_problems_listed(tmp_path: 
     environment = HarnessEnvironment(harness="opencode", tasks_dir=tmp_path / "tasks")
     assert [task.id for task in environment.tasks()] == ["a-task", "b-task"]
     assert environment.tasks()[0].data == {"path": str((tmp_path / "tasks" / "a-task").resolve())}
-    (tmp_path / "tasks" / "a-task" / "verify").chmod(0o644)
+    (tmp_path / "tasks" / "a-task" / "tests" / "test.sh").unlink()
     (tmp_path / "tasks" / "b-task" / "instruction.md").unlink()
     with pytest.raises(TaskDirError) as raised:
         HarnessEnvironment(harness="pi", tasks_dir=tmp_path / "tasks")
     assert len(raised.value.problems) == 2
-    assert "a-task/verify: not executable" in str(raised.value)
+    assert "a-task: missing tests/test.sh (the verifier)" in str(raised.value)
     assert "b-task: missing instruction.md" in str(raised.value)
     with pytest.raises(ValueError, match="unknown harness 'vim'"):
         HarnessEnvironment(harness="vim", tasks_dir=tmp_path / "tasks")
@@ -226,3 +226,16 @@ def test_removing_a_rollout_clears_read_only_entries(tmp_path: Path) -> None:
     remove_tree(tmp_path / "rollout")
     assert not (tmp_path / "rollout").exists()
     remove_tree(tmp_path / "rollout")  # already gone: nothing to do
+
+
+def test_held_out_tasks_are_refused_for_training(tmp_path: Path) -> None:
+    make_task_dir(tmp_path / "tasks", "train-task")
+    held = make_task_dir(tmp_path / "tasks", "eval-task")
+    with (held / "task.toml").open("a") as toml:
+        toml.write("\n[metadata.safeagents]\nheld_out = true\n")
+    training = HarnessEnvironment(harness="pi", tasks_dir=tmp_path / "tasks")
+    assert [task.id for task in training.tasks()] == ["train-task"]
+    evaluation = HarnessEnvironment(harness="pi", tasks_dir=tmp_path / "tasks", held_out=True)
+    assert [task.id for task in evaluation.tasks()] == ["eval-task", "train-task"]
+    with pytest.raises(TaskDirError, match="every task is held out"):
+        HarnessEnvironment(harness="pi", tasks_dir=held)

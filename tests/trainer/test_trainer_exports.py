@@ -25,6 +25,7 @@ def test_the_public_surface_is_what_users_need() -> None:
         *("AdapterPublisher", "adapter_name", "VLLMServer", "VLLMError"),
         *("StepMetrics", "read_metrics", "plot_curves"),
         "hookspecs",
+        "tasks",
     }
 
 

@@ -9,6 +9,7 @@ from rules_testkit import FakeRegistry, write_pack, write_rule
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
+from safeagents._registry import default_registry
 from safeagents.rules import FixtureResult, RuleLoadError, run_fixtures
 
 
@@ -52,6 +53,7 @@ def test_pass_fail_and_todo_reporting(tmp_path: Path) -> None:
         "gap": True,
         "fixed": True,
         "cwd matters": True,
+        "fixtures": False,  # no-delete has none
     }
     assert results["rm test"].detail == "matched: delete /workspace/tests/t.py"
     assert results["wrong"].detail == (
@@ -62,7 +64,7 @@ def test_pass_fail_and_todo_reporting(tmp_path: Path) -> None:
     assert results["fixed"].detail == "todo now passes; change expect to ok"
     assert results["rm src"].source == f"{fixture}:3"
     assert results["cwd matters"].source == f"{fixture}:8"
-    assert {r.rule_id for r in results.values()} == {"no-test-delete"}
+    assert {r.rule_id for r in results.values()} == {"no-test-delete", "no-delete"}
     assert results["gap"].todo and not results["rm test"].todo
 
 
@@ -152,9 +154,79 @@ def test_unknown_detector_fails_the_run(tmp_path: Path) -> None:
         run_fixtures([tmp_path], checker=FakeRegistry().firewall)
 
 
-def test_rules_without_fixtures_yield_no_results(tmp_path: Path) -> None:
+def test_a_rule_without_fixtures_fails(tmp_path: Path) -> None:
+    rule = write_rule(tmp_path, "r", {"effect": "delete"})
+    [result] = run_fixtures([tmp_path], checker=FakeRegistry().firewall)
+    assert (result.rule_id, result.case, result.passed) == ("r", "fixtures", False)
+    assert result.detail == "no fixtures: write r.test.yaml beside the rule"
+    assert result.source == str(rule)
+
+
+CASE = "  - {{name: {name}, harness: {harness}, tool: bash, arguments: {{command: {command}}}, "
+CASE += "expect: {expect}}}\n"
+
+
+def test_min_cases_counts_match_and_ok_cases_and_harness_schemas(tmp_path: Path) -> None:
     write_rule(tmp_path, "r", {"effect": "delete"})
-    assert run_fixtures([tmp_path], checker=FakeRegistry().firewall) == []
+    cases = [
+        ("rm a", "pi", "rm a", "match"),
+        ("rm b", "opencode", "rm b", "match"),
+        ("ls", "pi", "ls", "ok"),
+        ("gap", "pi", "ls", "todo-match"),  # todo cases do not count
+    ]
+    fixture = write_cases(
+        tmp_path,
+        "r",
+        "cases:\n"
+        + "".join(CASE.format(name=n, harness=h, command=c, expect=e) for n, h, c, e in cases),
+    )
+    results = run_fixtures([tmp_path], checker=FakeRegistry().firewall, min_cases=2)
+    [coverage] = [r for r in results if r.case == "coverage"]
+    assert not coverage.passed and coverage.source == str(fixture)
+    assert coverage.detail == (
+        "1 'ok' case(s); each rule needs 2 of each (--min-cases relaxes this)"
+    )
+    results = run_fixtures([tmp_path], checker=FakeRegistry().firewall, min_cases=3)
+    [coverage] = [r for r in results if r.case == "coverage"]
+    assert coverage.detail.startswith(
+        "2 'match' case(s), 1 'ok' case(s), 2 harness schema(s) (opencode, pi); each rule needs 3"
+    )
+    results = run_fixtures([tmp_path], checker=FakeRegistry().firewall, min_cases=1)
+    assert all(r.passed for r in results) and "coverage" not in {r.case for r in results}
+
+
+def test_harness_names_and_tools_are_checked_against_the_registry(tmp_path: Path) -> None:
+    write_rule(tmp_path, "r", {"effect": "delete"})
+    fixture = write_cases(
+        tmp_path,
+        "r",
+        "cases:\n"
+        "  - {name: typo, harness: pie, tool: bash, arguments: {command: rm a}, expect: match}\n"
+        "  - {name: claude names, harness: pi, tool: Write, arguments: {file_path: a}, "
+        "expect: ok}\n"
+        "  - name: history too\n    harness: claude\n    tool: Bash\n"
+        "    arguments: {command: rm a}\n    expect: match\n"
+        "    history: [{tool: bash, arguments: {command: ls}}]\n"
+        "  - {name: generic, harness: generic, tool: Write, arguments: {file_path: a}, "
+        "expect: ok}\n"
+        "  - {name: pi fields, harness: claude-code, tool: Bash, arguments: {cmd: rm a}, "
+        "expect: ok}\n",
+    )
+    harness = default_registry().harness
+    with pytest.raises(RuleLoadError) as caught:
+        run_fixtures([tmp_path], checker=FakeRegistry().firewall, harness=harness)
+    errors = [str(e) for e in caught.value.errors]
+    assert errors[0].startswith(f"{fixture}:2:27: unknown harness 'pie'; known harnesses: ")
+    assert errors[1].startswith(
+        f"{fixture}:3:45: 'Write' is not a pi tool (pi's tools: bash, edit, find, grep, ls, "
+        "read, write), so only the generic fallback would read it"
+    )
+    assert errors[2].startswith(f"{fixture}:9:22: 'bash' is not a claude-code tool")
+    assert errors[3] == (
+        f"{fixture}:11:51: claude-code's 'Bash' reads nothing from these arguments (cmd) where "
+        "the generic fallback reads 'exec rm a': are they another harness's field names?"
+    )
+    assert len(errors) == 4
 
 
 def test_case_arguments_must_be_a_mapping_or_text(tmp_path: Path) -> None:

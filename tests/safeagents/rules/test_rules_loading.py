@@ -107,7 +107,10 @@ def test_missing_field_and_id_mismatch(tmp_path: Path) -> None:
         "id: x\ncategory: other\nseverity: low\naction: warn\n"
         "description: d\nmatch: {effect: exec}\n",
     )
-    assert load_errors(rule) == [f"{rule}:1:1: missing required field 'message'"]
+    assert load_errors(rule) == [
+        f"{rule}:1:1: missing required field 'message'",
+        f"{rule}:1:5: rule id 'x' must match its file name 'y.yaml'",
+    ]
     rule.write_text(HEADER.format(id="x") + "match: {effect: exec}\n")
     assert load_errors(rule) == [f"{rule}:1:5: rule id 'x' must match its file name 'y.yaml'"]
 
@@ -242,3 +245,17 @@ def test_bundled_rules_path_prefers_the_checkout() -> None:
         checkout if checkout.is_dir() else Path(safeagents.__file__).parent / "_bundled_rules"
     )
     assert bundled_rules_path() == expected
+
+
+def test_every_problem_of_a_rule_file_is_reported_at_once(tmp_path: Path) -> None:
+    rule = write(
+        tmp_path / "named.yaml",
+        "id: other-name\ncategory: nosuch\nseverity: urgent\naction: reject\ndescription: d\n"
+        "message: m\nmatch:\n  pth: /x\nexceptions:\n  - name: e\n    match: {effct: read}\n",
+    )
+    errors = load_errors(tmp_path)
+    assert any(e.startswith(f"{rule}:2:11: category: expected one of") for e in errors)
+    assert any(e.startswith(f"{rule}:3:11: severity: expected one of") for e in errors)
+    assert f"{rule}:1:5: rule id 'other-name' must match its file name 'named.yaml'" in errors
+    assert any(e.startswith(f"{rule}:8:3: unknown field 'pth'") for e in errors)
+    assert any(e.startswith(f"{rule}:11:13: unknown field 'effct'") for e in errors)

@@ -1,0 +1,3 @@
+#!/bin/bash
+# The oracle: the repository's original files.
+cp -r "$(dirname "$0")/files/." .

@@ -1,0 +1,95 @@
+"""Tasks in Harbor's format: the typed ``task.toml``, the loader, running a task's oracle
+and verifier on a workspace (:class:`TaskRunner`, which a sandbox backend implements;
+:class:`SubprocessRunner` is the default), validating tasks and generating them from a
+repository. See ``docs/tasks.md``."""
+
+from trainer.tasks._cli import add_tasks_command, progress_bar
+from trainer.tasks._config import (
+    DIFFICULTIES,
+    TASK_CLASSES,
+    AgentSection,
+    Difficulty,
+    EnvironmentSection,
+    PackageSection,
+    SafeagentsMetadata,
+    SolutionSection,
+    TaskClass,
+    TaskConfig,
+    TaskMetadata,
+    VerifierSection,
+)
+from trainer.tasks._generate import (
+    GenerateOptions,
+    GenerateResult,
+    RepositoryError,
+    generate_tasks,
+)
+from trainer.tasks._load import (
+    CONFIG,
+    INSTRUCTION,
+    Task,
+    TaskDirError,
+    find_task_dirs,
+    load_task,
+    load_tasks,
+)
+from trainer.tasks._run import (
+    LOGS_ENV,
+    SOLUTION_ENV,
+    TESTS_ENV,
+    RewardSource,
+    ScriptRun,
+    SubprocessRunner,
+    TaskRunner,
+    Verdict,
+    VerifierError,
+    copy_workspace,
+    read_reward,
+    run_script,
+    verifier_env,
+)
+from trainer.tasks._validate import TaskReport, validate_task, validate_tasks
+
+__all__ = [
+    "CONFIG",
+    "DIFFICULTIES",
+    "INSTRUCTION",
+    "LOGS_ENV",
+    "SOLUTION_ENV",
+    "TASK_CLASSES",
+    "TESTS_ENV",
+    "AgentSection",
+    "Difficulty",
+    "EnvironmentSection",
+    "GenerateOptions",
+    "GenerateResult",
+    "PackageSection",
+    "RepositoryError",
+    "RewardSource",
+    "SafeagentsMetadata",
+    "ScriptRun",
+    "SolutionSection",
+    "SubprocessRunner",
+    "Task",
+    "TaskClass",
+    "TaskConfig",
+    "TaskDirError",
+    "TaskMetadata",
+    "TaskReport",
+    "TaskRunner",
+    "Verdict",
+    "VerifierError",
+    "VerifierSection",
+    "add_tasks_command",
+    "copy_workspace",
+    "find_task_dirs",
+    "generate_tasks",
+    "load_task",
+    "load_tasks",
+    "progress_bar",
+    "read_reward",
+    "run_script",
+    "validate_task",
+    "validate_tasks",
+    "verifier_env",
+]
