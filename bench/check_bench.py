@@ -3,7 +3,9 @@
 Times ``Firewall.check_call`` (harness plugin, shell/Python/patch analysers, rule matching) on
 realistic calls at argument sizes 100 B, 10 KB and 100 KB, with the bundled packs, with 10
 synthetic rules and with 1,000 synthetic rules (plus the bundled packs' detectors' costs where
-they apply). Prints p50 and p99 in µs per call.
+they apply). Prints p50 and p99 in µs per call; then the same calls at turn 200 of a session
+(200 earlier calls and their outputs: test files read, scratch files written, runs), which
+shows whether the cost of one check grows with the session's length.
 
     .venv/bin/python bench/check_bench.py
 """
@@ -82,6 +84,63 @@ def _measure(engine: Firewall, harness: str, call: ToolCall) -> list[float]:
     return timings
 
 
+TURNS = 200
+
+
+def _history(engine: Firewall, turns: int) -> SessionState:
+    """A session after ``turns`` calls of a realistic mix, fed as ``check`` feeds it."""
+    state = SessionState()
+    observe_user = getattr(state, "observe_user", None)
+    if observe_user is not None:
+        observe_user("Fix calc.add; tests/test_calc.py must pass.\n" + _python_source(2_000))
+    context = AnalysisContext()
+    for turn in range(turns):
+        step = turn % 4
+        if step == 0:
+            command = f"cat tests/test_calc_{turn}.py"
+            output = "".join(
+                f"def test_{i}():\n    assert add({i}, {turn}) == {i + turn}\n" for i in range(40)
+            )
+        elif step == 1:
+            command = f"cat > scratch_{turn}.py <<'EOF'\n{_python_source(1_000)}\nEOF"
+            output = ""
+        elif step == 2:
+            command = "python -m pytest -q tests/ 2>&1 | tail -30"
+            output = "".join(f"tests/test_calc_{i}.py::test_{i} PASSED\n" for i in range(60))
+        else:
+            command = f"ls -la src tests && rm scratch_{turn - 2}.py"
+            output = "".join(f"-rw-r--r-- 1 root root 120 test_calc_{i}.py\n" for i in range(30))
+        call = ToolCall(f"h{turn}", "bash", {"command": command})
+        engine.check_call(call, harness="pi", context=context, session=state)
+        observe_output = getattr(state, "observe_output", None)
+        if observe_output is not None:
+            observe_output(output)
+        else:
+            state.tool_outputs.append(output)
+    return state
+
+
+def _copy(state: SessionState) -> SessionState:
+    fork = getattr(state, "fork", None)
+    if fork is not None:
+        copied: SessionState = fork()
+        return copied
+    return SessionState(list(state.effects), list(state.tool_outputs))
+
+
+def _measure_at(engine: Firewall, harness: str, call: ToolCall, state: SessionState) -> list[float]:
+    context = AnalysisContext()
+    engine.check_call(call, harness=harness, context=context, session=_copy(state))
+    timings: list[float] = []
+    started = time.perf_counter()
+    while len(timings) < SAMPLES and time.perf_counter() - started < BUDGET_SECONDS:
+        session = _copy(state)
+        begin = time.perf_counter_ns()
+        engine.check_call(call, harness=harness, context=context, session=session)
+        timings.append((time.perf_counter_ns() - begin) / 1000)
+    return timings
+
+
 def _p(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
@@ -112,6 +171,18 @@ def main() -> None:
         many = _row(rows, call, "10 KB", "1000 synthetic")
         few = _row(rows, call, "10 KB", "10 synthetic")
         print(f"1,000 rules / 10 rules at 10 KB, {call}: {many / few:.2f}x")
+    print()
+    bundled = engines["bundled packs"]
+    state = _history(bundled, TURNS)
+    print(f"bundled packs, 10 KB calls, turn 1 vs turn {TURNS} (p50 / p99 µs)")
+    for name, (harness, tool_call) in _calls(SIZES["10 KB"]).items():
+        first = _row(rows, name, "10 KB", "bundled packs")
+        timings = _measure_at(bundled, harness, tool_call, state)
+        p50, p99 = _p(timings, 50), _p(timings, 99)
+        rows.append(
+            {"call": name, "size": "10 KB", "engine": f"turn {TURNS}", "p50": p50, "p99": p99}
+        )
+        print(f"{name:<20}{first:>10.0f}{p50:>14.0f} / {p99:>7.0f}   {p50 / first:.2f}x")
     if "--json" in sys.argv:
         print(json.dumps(rows))
 

@@ -15,7 +15,7 @@ from safeagents._actions import (
     normalise_path,
 )
 from safeagents._audit import InputError, Session, SessionReport, audit_session, load_sessions
-from safeagents._detector import CallContext, Detector, SessionState
+from safeagents._detector import CallContext, Detector, SessionModel, SessionState
 from safeagents._firewall import Firewall
 from safeagents._generic import GenericHarness
 from safeagents._harness import Harness, rejection_script
@@ -49,6 +49,7 @@ __all__ = [
     "Registry",
     "RuleSet",
     "Session",
+    "SessionModel",
     "SessionReport",
     "SessionState",
     "ToolCall",

@@ -27,6 +27,7 @@ __all__ = [
     "decode_arguments",
     "json_too_deep",
     "normalise_path",
+    "said_effects",
 ]
 
 MAX_ARGUMENT_DEPTH = 100
@@ -84,7 +85,7 @@ def _text_too_deep(text: str) -> bool:
 _JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*+"')
 _BRACKETS = re.compile(r"[\[\]{}]")
 
-EffectKind = Literal["exec", "read", "write", "delete", "move", "network", "search"]
+EffectKind = Literal["exec", "read", "write", "delete", "move", "network", "search", "say"]
 EFFECT_KINDS: tuple[EffectKind, ...] = (
     "exec",
     "read",
@@ -93,7 +94,10 @@ EFFECT_KINDS: tuple[EffectKind, ...] = (
     "move",
     "network",
     "search",
+    "say",
 )
+"""``say`` is one sentence of the model's own text (content or reasoning) in its ``text``;
+the firewall makes them (:func:`said_effects`), never a harness plugin."""
 
 EFFECT_FIELDS: Mapping[EffectKind, tuple[str, ...]] = {
     "exec": ("argv0", "argv", "command", "opaque", "unanalysable"),
@@ -103,6 +107,7 @@ EFFECT_FIELDS: Mapping[EffectKind, tuple[str, ...]] = {
     "move": ("path", "dest"),
     "network": ("url", "host", "pattern"),
     "search": ("pattern", "path"),
+    "say": ("text",),
 }
 """The :class:`Effect` fields each kind can carry; the others stay empty on it."""
 
@@ -127,6 +132,8 @@ FIELD_DOCS: Mapping[str, str] = {
     "url": "the URL fetched, cloned or sent to",
     "host": "the host of `url` (or the one a command connects to)",
     "pattern": "the search pattern (`search`); the query of a web search (`network`)",
+    "text": "one sentence of what the model said in the turn (its content or reasoning); "
+    'see "The model\'s own words"',
 }
 """What each :class:`Effect` field holds, for the rule DSL's reference."""
 
@@ -209,7 +216,8 @@ def normalise_path(path: str, cwd: str = "/workspace", home: str = "/root") -> s
 class Effect:
     """One canonical action a tool call would perform.
 
-    Fields not meaningful for a kind stay ``None``/empty. ``path`` and ``dest`` are
+    Fields not meaningful for a kind stay ``None``/empty; ``text`` is a ``say`` effect's
+    sentence. ``path`` and ``dest`` are
     always normalised absolute paths. ``opaque`` marks an ``exec`` whose text could
     not be resolved statically (``$(...)``, decoded pipes into a shell, ``eval $x``).
     ``unanalysable`` (a key of :data:`UNANALYSABLE_REASONS`, on an opaque ``exec``) says that
@@ -231,9 +239,12 @@ class Effect:
     pattern: str | None = None
     opaque: bool = False
     unanalysable: str | None = None
+    text: str | None = None
 
     def describe(self) -> str:
         """A short human phrase: ``delete /workspace/tests/test_x.py``."""
+        if self.kind == "say":
+            return f'said "{_clip(self.text or "", 100)}"'
         target = self.path or self.url or self.command or self.pattern or ""
         if self.kind == "move" and self.dest:
             target = f"{self.path} -> {self.dest}"
@@ -248,3 +259,20 @@ class Effect:
 def _clip(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+MAX_SAID_CHARS = 65_536
+"""Characters of one turn's text split into ``say`` effects; the rest is not read."""
+MAX_SENTENCE_CHARS = 1_000
+"""A longer sentence is cut into pieces of this size (bounded regex scans)."""
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|--)\s+|\n+")
+
+
+def said_effects(text: str) -> tuple[Effect, ...]:
+    """One ``say`` effect per sentence (or line) of ``text``, the model's own words."""
+    effects: list[Effect] = []
+    for sentence in _SENTENCE_END.split(text[:MAX_SAID_CHARS]):
+        sentence = sentence.strip()
+        for start in range(0, len(sentence), MAX_SENTENCE_CHARS):
+            effects.append(Effect("say", text=sentence[start : start + MAX_SENTENCE_CHARS]))
+    return tuple(effects)

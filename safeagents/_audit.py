@@ -171,15 +171,34 @@ def audit_session(
     report = SessionReport(id=session.id, harness=harness_name)
     state = SessionState()
     for message in session.messages:
-        if message.get("role") == "tool":
-            state.tool_outputs.append(_text(message.get("content")))
-            continue
-        for call in _calls_of(message):
-            report.tool_calls += 1
-            verdict = firewall.check_call(
-                call, harness=harness_name, context=context, session=state
+        role = message.get("role")
+        if role == "tool":
+            state.observe_output(_text(message.get("content")))
+            revealing = ToolCall(str(message.get("tool_call_id") or ""), "")
+            report.findings.extend(
+                firewall.revealed(state, harness=harness_name, context=context, call=revealing)
             )
+            continue
+        if role == "user":
+            state.observe_user(_text(message.get("content")))
+            continue
+        if message.get("role") != "assistant":
+            continue
+        calls = list(_calls_of(message))
+        verdicts, spoken = firewall.check_turn(
+            calls,
+            text=firewall.message_text(message),
+            harness=harness_name,
+            context=context,
+            session=state,
+        )
+        report.tool_calls += len(calls)
+        for verdict in verdicts:
             report.findings.extend(verdict.findings)
+        first = calls[0] if calls else None
+        report.findings.extend(
+            replace(f, tool_call_id=first.id, tool=first.name) if first else f for f in spoken
+        )
     return report
 
 

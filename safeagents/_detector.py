@@ -2,21 +2,50 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._session import SessionModel
 
-__all__ = ["CallContext", "Detector", "SessionState"]
+__all__ = ["CallContext", "Detector", "SessionModel", "SessionState"]
 
 
 @dataclass(slots=True)
 class SessionState:
-    """What earlier calls of a session did, for detectors that need history."""
+    """What earlier calls of a session did, for detectors that need history.
+
+    ``check`` and the proxy feed it the same way, in conversation order: user messages with
+    :meth:`observe_user`, each tool call through the engine (or :meth:`record_call` for calls
+    not checked again) and each tool result with :meth:`observe_output`. ``model`` is what
+    the session revealed (see :class:`SessionModel`).
+    """
 
     effects: list[Effect] = field(default_factory=list)
     tool_outputs: list[str] = field(default_factory=list)
+    model: SessionModel = field(default_factory=SessionModel)
+
+    def observe_user(self, text: str) -> None:
+        """A user message (those before the first tool call are the task's instruction)."""
+        self.model.observe_user(text)
+
+    def observe_output(self, text: str) -> None:
+        """A tool result, the output of the oldest call still waiting for one."""
+        self.tool_outputs.append(text)
+        self.model.observe_output(text)
+
+    def record_call(self, effects: Iterable[Effect], *, cwd: str | None = None) -> None:
+        """A call's effects, as the engine records them after checking a call."""
+        effects = tuple(effects)
+        self.model.begin_call(cwd)
+        for effect in effects:
+            self.model.observe_effect(effect)
+        self.effects.extend(effects)
+
+    def fork(self) -> SessionState:
+        """A copy to extend privately (the model's copy costs constant time)."""
+        return SessionState(list(self.effects), list(self.tool_outputs), self.model.fork())
 
 
 def _no_test_paths(path: str) -> bool:

@@ -4,12 +4,15 @@ through the rule engine."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from safeagents._actions import AnalysisContext, ToolCall
+from safeagents._actions import AnalysisContext, Effect, ToolCall, said_effects
 from safeagents._detector import SessionState
 from safeagents._registry import Registry, default_registry
-from safeagents.rules import CallVerdict, Engine, RuleSet
+from safeagents.protocols import said_text
+from safeagents.rules import CallVerdict, Engine, Finding, RuleSet
 
 __all__ = ["Firewall"]
 
@@ -44,11 +47,103 @@ class Firewall:
         harness: str,
         context: AnalysisContext | None = None,
         session: SessionState | None = None,
+        said: Sequence[Effect] = (),
     ) -> CallVerdict:
-        """Turn ``call`` into effects per its harness and check them."""
+        """Turn ``call`` into effects per its harness and check them; ``said`` is the text of
+        its turn (:meth:`said`), which ``turn:`` conditions see."""
         analysis = context if context is not None else AnalysisContext()
         effects = tuple(self.registry.effects(call, harness, analysis))
         findings = self.engine.check_effects(
-            effects, call=call, harness=harness, context=analysis, session=session
+            effects, call=call, harness=harness, context=analysis, session=session, turn=said
         )
         return CallVerdict(call=call, harness=harness, effects=effects, findings=findings)
+
+    def revealed(
+        self,
+        session: SessionState,
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        call: ToolCall | None = None,
+    ) -> tuple[Finding, ...]:
+        """Findings that became clear only after their calls ran: the session has since shown
+        that a path the agent was taken to have created existed before it (see
+        :meth:`SessionModel.take_revealed`), so the earlier deletes and moves of it are
+        checked again (a whole-file write of it cannot be: what it replaced is unknown).
+        They are reported with ``call``, the one whose output revealed it; they stop nothing.
+        """
+        findings: list[Finding] = []
+        for path in session.model.take_revealed():
+            earlier = [
+                e
+                for e in session.effects
+                if e.kind in ("delete", "move") and path in (e.path, e.dest)
+            ]
+            if not earlier:
+                continue
+            found = self.engine.check_effects(
+                earlier,
+                call=call if call is not None else ToolCall("", ""),
+                harness=harness,
+                context=context,
+                session=session.fork(),
+            )
+            note = f" (revealed later: {path} existed before the session)"
+            findings.extend(replace(f, summary=f.summary + note) for f in found)
+        return tuple(findings)
+
+    @staticmethod
+    def message_text(message: Mapping[str, Any]) -> str:
+        """What an assistant chat message says in its own words: reasoning, then content."""
+        return said_text(message)
+
+    @staticmethod
+    def said(text: str) -> tuple[Effect, ...]:
+        """The ``say`` effects of a turn's text (content and reasoning), one per sentence."""
+        return said_effects(text)
+
+    def check_said(
+        self,
+        said: Sequence[Effect],
+        *,
+        calls: Sequence[CallVerdict] = (),
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> tuple[Finding, ...]:
+        """Findings on a turn's text, whose ``turn:`` conditions see the turn's ``calls``.
+
+        Their ``tool_call_id`` is empty: they belong to the turn, whose calls they stop."""
+        if not said:
+            return ()
+        turn = tuple(effect for verdict in calls for effect in verdict.effects)
+        return self.engine.check_effects(
+            said,
+            call=ToolCall("", ""),
+            harness=harness,
+            context=context,
+            session=session,
+            turn=turn,
+            record=False,
+        )
+
+    def check_turn(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        text: str,
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> tuple[list[CallVerdict], tuple[Finding, ...]]:
+        """Check one model turn: every tool call, then its text; the findings on the text
+        come apart (a ``reject`` among them stops every call of the turn)."""
+        said = self.said(text)
+        verdicts = [
+            self.check_call(call, harness=harness, context=context, session=session, said=said)
+            for call in calls
+        ]
+        spoken = self.check_said(
+            said, calls=verdicts, harness=harness, context=context, session=session
+        )
+        return verdicts, spoken

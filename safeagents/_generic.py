@@ -26,6 +26,7 @@ from safeagents._tool_args import (
     read,
     search,
     shell,
+    web_search,
     write,
 )
 from safeagents.plugins import hookimpl
@@ -42,6 +43,8 @@ _READ_NAME = re.compile(r"read|view|cat|open|show|get_?file|fetch_?file", re.IGN
 _SEARCH_NAME = re.compile(r"grep|search|find|glob", re.IGNORECASE)
 _LIST_NAME = re.compile(r"(?:^|_)(?:ls|list)(?:_?(?:dir|directory|files))?$", re.IGNORECASE)
 _PYTHON_NAME = re.compile(r"python|ipython|execute_code|run_code", re.IGNORECASE)
+_WEB_NAME = re.compile(r"web|internet|google|bing|brave|tavily|duckduckgo", re.IGNORECASE)
+_URLS = ("url", "urls", "Url", "URL", "uri", "Uri")
 
 
 class GenericHarness(Harness):
@@ -107,7 +110,7 @@ def _file_change(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
 
 
 def _urls(args: ToolArgs) -> list[Effect]:
-    value = args.value("url", "urls")
+    value = args.value(*_URLS)
     urls = value if isinstance(value, list) else [value]
     return [network(url) for url in urls if isinstance(url, str) and url.strip()]
 
@@ -121,6 +124,9 @@ def _lookup(tool: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
     """Reads, searches and listings, told apart by the tool's name."""
     path = args.string(*_PATHS, "dir", "directory")
     pattern = args.value("pattern", "query", "regex", "glob")
+    query = args.string("query", "q", "search_query")
+    if query is not None and _WEB_NAME.search(tool):
+        return [web_search(query)]
     if _SEARCH_NAME.search(tool) and (pattern is not None or path):
         return [search(None if pattern is None else str(pattern), path, ctx)]
     if _LIST_NAME.search(tool):

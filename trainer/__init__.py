@@ -27,6 +27,7 @@ from trainer._reward import (
     load_reward,
     parse_outcome,
 )
+from trainer._scheduler import RolloutFailure
 from trainer._toy import ToyEnvironment
 from trainer._train import Training, TrainingResult
 from trainer._vllm import VLLMError, VLLMServer
@@ -46,6 +47,7 @@ __all__ = [
     "Outcome",
     "OutcomeError",
     "RewardFunction",
+    "RolloutFailure",
     "StepMetrics",
     "Task",
     "TaskDirError",

@@ -22,6 +22,7 @@ __all__ = [
     "Sample",
     "group_advantages",
     "group_samples",
+    "zero_advantage",
 ]
 
 DEFAULT_GROUP_SIZE = 8
@@ -78,6 +79,13 @@ def group_samples(group: Group, *, scale_std: bool = False) -> list[Sample]:
             continue
         samples.extend(Sample(row, advantage, rollout.reward) for row in rollout.rows)
     return samples
+
+
+def zero_advantage(group: Group) -> bool:
+    """Whether ``group`` teaches nothing: fewer than two scored rollouts, or all scored alike
+    (every rollout failed, or every one succeeded)."""
+    advantages = group_advantages([r.reward for r in group.rollouts])
+    return all(advantage is None or advantage == 0.0 for advantage in advantages)
 
 
 class GroupCollector:

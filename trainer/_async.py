@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainer._async_worker import TranscriptRolloutWorker, quiet_trl_experimental
+from trainer._batching import adapter_name
+from trainer._models import hybrid_layers, report_to
 
 if TYPE_CHECKING:
     from trl.experimental.async_grpo.async_grpo_config import AsyncGRPOConfig
@@ -46,8 +48,8 @@ __all__ = ["async_grpo_config", "build_async_trainer", "train_async"]
 logger = logging.getLogger("safeagents.trainer")
 
 DEFAULT_HEARTBEAT_S = 1800.0
-"""How long the trainer waits for a sample before it calls the worker hung: above the
-longest rollout round (a group of agent sessions)."""
+"""How long the trainer waits for a group before it calls the worker hung: the scheduler
+releases groups on their time-out (``environment.group_timeout``), so set it above that."""
 
 
 class _NeverPause:
@@ -73,7 +75,11 @@ def async_grpo_config(
     gradient_accumulation_steps: int = 4,
     heartbeat_stale_after_s: float = DEFAULT_HEARTBEAT_S,
 ) -> AsyncGRPOConfig:
-    """TRL's settings from the trainer config (one optimiser step = that many micro-batches)."""
+    """TRL's settings from the trainer config (one optimiser step = that many micro-batches).
+
+    TRL drops samples more than ``max_staleness`` versions old itself; it is given the
+    serving window of the run's staleness rule, and the worker applies the rule exactly
+    (in steps, where the config says so) before queueing."""
     with quiet_trl_experimental():
         from trl.experimental.async_grpo.async_grpo_config import AsyncGRPOConfig
 
@@ -91,12 +97,12 @@ def async_grpo_config(
         num_generations=grpo.group_size,
         temperature=config.sampling.temperature,
         max_completion_length=config.sampling.max_tokens_per_turn,
-        max_staleness=grpo.max_staleness,
+        max_staleness=grpo.staleness(first_trained=1).versions_kept,
         token_budget=grpo.token_budget,
         weight_sync_steps=grpo.publish_every,
         vllm_server_base_url=config.vllm.base_url.rstrip("/").removesuffix("/v1"),
         heartbeat_stale_after_s=heartbeat_stale_after_s,
-        report_to="none",
+        report_to=report_to(config),
         save_strategy="no",
         logging_steps=1,
     )
@@ -107,7 +113,6 @@ def build_async_trainer(
     *,
     gradient_accumulation_steps: int = 4,
     heartbeat_stale_after_s: float = DEFAULT_HEARTBEAT_S,
-    max_inflight_rounds: int = 2,
 ) -> AsyncGRPOTrainer:
     """``AsyncGRPOTrainer`` for ``training``'s harness, with rollouts from its runner.
 
@@ -123,14 +128,30 @@ def build_async_trainer(
 
     config = training.config
     tasks = list(training.tasks.values())
+    built: list[AsyncGRPOTrainer] = []
+
+    def current_step() -> int:
+        return int(built[0].state.global_step) if built else 0
+
+    def on_version(version: int) -> None:
+        training.publisher.serving(version)
+        if built:
+            trainer = built[0]
+            history = trainer.state.log_history
+            training.publisher.record(
+                version,
+                step=current_step(),
+                metrics=history[-1] if history else None,
+                source=Path(trainer._lora_dir) / adapter_name(training.harness, version),
+            )
+
     worker = TranscriptRolloutWorker(
-        training.runner.collect,
+        training.runner.scheduler().groups,
         tasks,
-        tasks_per_round=config.grpo.tasks_per_step,
         scale_std=config.grpo.scale_std,
-        max_staleness=config.grpo.max_staleness,
-        max_inflight=max_inflight_rounds,
-        on_version=training.publisher.serving,
+        staleness=config.grpo.staleness(first_trained=1),
+        current_step=current_step,
+        on_version=on_version,
     )
     trainer = AsyncGRPOTrainer(
         model=config.base_model,
@@ -154,11 +175,23 @@ def build_async_trainer(
         raise RuntimeError("this TRL version no longer names adapters by _lora_name")
     trainer._lora_name = training.harness
     trainer.vllm_client = _NeverPause(trainer.vllm_client)  # type: ignore[assignment]
+    built.append(trainer)
     return trainer
+
+
+def refuse_hybrid(training: Training) -> None:
+    """Raise for a model TRL's tree packing cannot train (see :mod:`trainer._models`)."""
+    layers = hybrid_layers(training.config.base_model)
+    if layers:
+        raise ValueError(
+            f"{training.config.base_model} has {sorted(layers)} layers, which TRL's async "
+            "trainer cannot pack: train it with `safeagents train` (the transcript trainer)"
+        )
 
 
 def train_async(training: Training, **options: Any) -> AsyncGRPOTrainer:
     """Serve the base model to the harness, then train (TRL stops the worker at the end)."""
+    refuse_hybrid(training)
     training.admin.set_alias(training.harness, training.base_name)
     try:
         trainer = build_async_trainer(training, **options)
@@ -181,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("SAFEAGENTS_LOG_LEVEL", "INFO"))
     training = Training(load_config(args.config), harness=args.harness, proxy_url=args.proxy_url)
+    if hybrid_layers(training.config.base_model):
+        logger.warning("a hybrid model: training on the transcript trainer instead")
+        training.run()
+        return 0
     train_async(training, gradient_accumulation_steps=args.gradient_accumulation_steps)
     return 0
 

@@ -1,13 +1,13 @@
 """A rollout worker for TRL's ``AsyncGRPOTrainer`` that trains on safeagents transcripts.
 
 TRL's own worker generates completions itself; this one lets the agents run (through the
-proxy, in :class:`~trainer._runner.RolloutRunner`) and turns what the transcript store
-recorded into TRL's ``RolloutSample``\\ s: the engine's own token ids, the loss mask as the
-completion mask, the engine's logprobs as the old logprobs, and the group-relative advantage
-of :func:`~trainer._advantages.group_samples`. It runs in-process, on a background thread
-with its own event loop, and implements TRL 1.16's ``RolloutWorkerProtocol``
-(``rollout_buffer``, ``metrics_queue``, ``start``, ``stop``, ``update_model_version``,
-``check_health``).
+proxy, scheduled continuously by :class:`~trainer._scheduler.Scheduler`) and turns what the
+transcript store recorded into TRL's ``RolloutSample``\\ s: the engine's own token ids, the
+loss mask as the completion mask, the engine's logprobs as the old logprobs, and the
+group-relative advantage of :func:`~trainer._advantages.group_samples`. It runs in-process,
+on a background thread with its own event loop, and implements TRL 1.16's
+``RolloutWorkerProtocol`` (``rollout_buffer``, ``metrics_queue``, ``start``, ``stop``,
+``update_model_version``, ``check_health``).
 """
 
 from __future__ import annotations
@@ -20,39 +20,46 @@ import queue
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from multiprocessing.queues import Queue as ProcessQueue
 from typing import TYPE_CHECKING, Any
 
-from trainer._advantages import Sample
-from trainer._batching import learning_samples, row_version
+from trainer._advantages import Sample, zero_advantage
+from trainer._batching import Staleness, learning_samples, row_version
 from trainer._environment import Task
 from trainer._rows import Row
 from trainer._runner import StepRollouts
+from trainer._scheduler import GroupResult
 
 if TYPE_CHECKING:
     from trl.experimental.async_grpo.async_rollout_worker import RolloutSample
 
-__all__ = ["Collect", "MetricValue", "TranscriptRolloutWorker", "round_metrics"]
+__all__ = ["GroupStream", "MetricValue", "TranscriptRolloutWorker", "round_metrics"]
 
 logger = logging.getLogger("safeagents.trainer")
 
-Collect = Callable[[Sequence[Task]], Awaitable[StepRollouts]]
-"""Runs the rollouts of some tasks and reads them back as groups (``RolloutRunner.collect``)."""
+GroupStream = Callable[[Iterable[Task]], AsyncGenerator[GroupResult, None]]
+"""Runs the rollouts of a stream of tasks and yields each group as it is released
+(``RolloutRunner.scheduler().groups``)."""
 MetricValue = float | tuple[float, float]
 """TRL's metric shapes: a gauge or counter, or a ``(numerator, denominator)`` rate."""
 
-_POLL_S = 0.05
 _METRICS_MAXSIZE = 4096
+_POLL_S = 0.05
 
 
 def round_metrics(
-    collected: StepRollouts, *, samples: int, dropped_stale: int
+    collected: StepRollouts,
+    *,
+    samples: int,
+    dropped_stale: int,
+    zero_advantage_groups: int = 0,
+    steps_behind: Sequence[int] = (),
 ) -> dict[str, MetricValue]:
-    """One round's rollout metrics in TRL's format: rates as pairs, ``_total`` counters."""
+    """Rollout metrics of some groups in TRL's format: rates as pairs, ``_total`` counters."""
     summary = collected.summary()
     total = float(summary.rollouts)
-    return {
+    metrics: dict[str, MetricValue] = {
         "safeagents/reward_mean": (summary.reward_sum, float(summary.scored)),
         "safeagents/success_rate": (float(summary.successes), float(summary.scored)),
         "safeagents/hack_rate": (float(summary.hacks), total),
@@ -62,7 +69,22 @@ def round_metrics(
         "safeagents/unscored_total": float(summary.unscored),
         "safeagents/samples_total": float(samples),
         "safeagents/dropped_stale_total": float(dropped_stale),
+        "safeagents/forks_total": float(sum(r.forks for r in collected.rollouts)),
+        "safeagents/refused_sampling_total": float(
+            sum(r.excluded.get("sampling", 0) for r in collected.rollouts)
+        ),
+        "safeagents/zero_advantage_groups_total": float(zero_advantage_groups),
+        "safeagents/group_timeouts_total": float(collected.timed_out_groups),
     }
+    for kind, count in sorted(collected.failures.items()):
+        metrics[f"safeagents/failed_{kind}_total"] = float(count)
+    if steps_behind:
+        metrics["safeagents/staleness_steps_mean"] = (
+            float(sum(steps_behind)),
+            float(len(steps_behind)),
+        )
+        metrics["safeagents/staleness_steps_max"] = float(max(steps_behind))
+    return metrics
 
 
 @contextlib.contextmanager
@@ -80,56 +102,52 @@ def _rollout_sample_class() -> type[RolloutSample]:
 
 
 class TranscriptRolloutWorker:
-    """Feeds ``AsyncGRPOTrainer`` with samples from rounds of ``collect(tasks)``.
+    """Feeds ``AsyncGRPOTrainer`` with samples from groups released by ``groups``.
 
-    Each round takes the next ``tasks_per_round`` tasks (cycling through ``tasks``), awaits
-    ``collect``, and turns every group into samples (unscored rollouts are left out of the
-    baseline; zero-advantage samples, which carry no gradient, are skipped as on the CPU
-    path). A sample is stamped ``version_of(row)`` and dropped, and counted, when that is
-    more than ``max_staleness`` behind the latest :meth:`update_model_version`. At most
-    ``max_inflight`` rounds run at once, and a full ``rollout_buffer`` holds them back.
+    ``groups`` is given the tasks cycled endlessly; the scheduler behind it keeps its
+    sessions running and releases each group when it completes or times out. Every group is
+    turned into samples (unscored rollouts are left out of the baseline; zero-advantage
+    samples, which carry no gradient, are skipped as on the CPU path, and the group is
+    counted). A sample is stamped ``version_of(row)``, records how many optimiser steps it is
+    behind ``current_step()``, and is dropped, and counted, when ``staleness`` says it is too
+    old. A full ``rollout_buffer`` holds the stream back.
 
-    ``on_version`` is called with each version TRL announces, on the trainer's thread, once
-    that version is being served (the place to repoint the proxy's alias). A ``collect``
-    that raises stops the worker; :meth:`check_health` then raises with that error.
+    The heartbeat :meth:`check_health` reads is refreshed by every group released and every
+    sample queued: a run of all-failed groups is slow, not hung. ``on_version`` is called
+    with each version TRL announces, on the trainer's thread, once that version is being
+    served (the place to repoint the proxy's alias). A stream that raises stops the worker;
+    :meth:`check_health` then raises with that error.
     """
 
     def __init__(
         self,
-        collect: Collect,
+        groups: GroupStream,
         tasks: Sequence[Task],
         *,
-        tasks_per_round: int,
         scale_std: bool = False,
-        max_staleness: int = 4,
+        staleness: Staleness | None = None,
         version_of: Callable[[Row], int] = row_version,
-        max_inflight: int = 2,
+        current_step: Callable[[], int] = lambda: 0,
         queue_maxsize: int = 1024,
         on_version: Callable[[int], None] | None = None,
     ) -> None:
         if not tasks:
             raise ValueError("the rollout worker needs at least one task")
-        if tasks_per_round <= 0 or max_inflight <= 0:
-            raise ValueError("tasks_per_round and max_inflight must be positive")
-        if max_staleness < 0:
-            raise ValueError(f"max_staleness must be >= 0, got {max_staleness}")
-        self.collect = collect
+        self.groups = groups
         self.tasks = tuple(tasks)
-        self.tasks_per_round = tasks_per_round
         self.scale_std = scale_std
-        self.max_staleness = max_staleness
+        self.staleness = staleness if staleness is not None else Staleness(first_trained=1)
         self.version_of = version_of
-        self.max_inflight = max_inflight
+        self.current_step = current_step
         self.on_version = on_version
         # Typed as TRL's protocol declares them; they hold RolloutSamples and metric dicts.
         self.rollout_buffer: queue.Queue[Any] | ProcessQueue[Any] = queue.Queue(queue_maxsize)
         self.metrics_queue: queue.Queue[Any] | ProcessQueue[Any] = queue.Queue(_METRICS_MAXSIZE)
         self.model_version = 0
-        self.rounds = 0
-        """Rounds whose samples have all been queued (or dropped)."""
+        self.released = 0
+        """Groups whose samples have all been queued (or dropped)."""
         self.dropped_stale = 0
-        self._cycle: Iterator[Task] = itertools.cycle(self.tasks)
-        self._next_group = 0
+        self.zero_advantage_groups = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -153,7 +171,7 @@ class TranscriptRolloutWorker:
         self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Cancel the rounds in flight and join the thread."""
+        """Cancel the rollouts in flight and join the thread."""
         thread = self._thread
         if thread is None:
             return
@@ -171,7 +189,7 @@ class TranscriptRolloutWorker:
             self.on_version(model_version)
 
     def check_health(self, stale_after_s: float) -> None:
-        """Raise if the worker died, or queued nothing for ``stale_after_s`` seconds."""
+        """Raise if the worker died, or released no group for ``stale_after_s`` seconds."""
         if self._error is not None:
             raise RuntimeError(f"the rollout worker failed: {self._error!r}") from self._error
         if self._thread is not None and not self._thread.is_alive() and not self._stop.is_set():
@@ -179,7 +197,7 @@ class TranscriptRolloutWorker:
         idle = time.monotonic() - self._heartbeat
         if idle > stale_after_s:
             raise RuntimeError(
-                f"the rollout worker queued no sample for {idle:.0f}s (> {stale_after_s:.0f}s)"
+                f"the rollout worker released no group for {idle:.0f}s (> {stale_after_s:.0f}s)"
             )
 
     def _main(self) -> None:
@@ -190,53 +208,74 @@ class TranscriptRolloutWorker:
             logger.error("the rollout worker stopped: %r", error)
 
     async def _run(self) -> None:
-        pending: set[asyncio.Task[None]] = set()
+        stream = self.groups(itertools.cycle(self.tasks))
+        consume = asyncio.ensure_future(self._consume(stream))
         try:
-            while not self._stop.is_set():
-                while len(pending) < self.max_inflight:
-                    tasks = [next(self._cycle) for _ in range(self.tasks_per_round)]
-                    pending.add(asyncio.create_task(self._round(tasks)))
-                done, pending = await asyncio.wait(
-                    pending, timeout=_POLL_S, return_when=asyncio.FIRST_COMPLETED
-                )
-                for finished in done:
-                    finished.result()
+            while not consume.done():
+                if self._stop.is_set():
+                    consume.cancel()
+                await asyncio.wait({consume}, timeout=_POLL_S)
+            if not consume.cancelled():
+                consume.result()
         finally:
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+            if not consume.done():
+                consume.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await consume
+            await stream.aclose()
 
-    async def _round(self, tasks: Sequence[Task]) -> None:
-        collected = await self.collect(tasks)
-        queued = dropped = 0
-        for group in collected.groups:
-            group_id = self._next_group
-            self._next_group += 1
-            fresh = learning_samples(
-                group,
-                current_version=self.model_version,
-                max_staleness=self.max_staleness,
-                scale_std=self.scale_std,
-                version_of=self.version_of,
-            )
-            dropped += fresh.dropped
-            for sample in fresh.kept:
-                version = self.version_of(sample.row)
-                if not await self._put(self._rollout_sample(sample, version, group_id)):
-                    return
-                queued += 1
-        self.dropped_stale += dropped
-        self.rounds += 1
-        if not queued:
-            logger.warning(
-                "a rollout round of %s gave no sample (%d unscored, %d stale)",
-                [task.id for task in tasks],
+    async def _consume(self, stream: AsyncIterator[GroupResult]) -> None:
+        async for released in stream:
+            self._heartbeat = time.monotonic()
+            if not await self._release(released):
+                return
+
+    async def _release(self, released: GroupResult) -> bool:
+        """Queue the samples of one group; ``False`` once stopping."""
+        collected = StepRollouts()
+        collected.add(released)
+        group = released.group
+        step = self.current_step()
+        fresh = learning_samples(
+            group,
+            current_version=self.model_version,
+            max_staleness=self.staleness,
+            step=step,
+            scale_std=self.scale_std,
+            version_of=self.version_of,
+        )
+        zero = zero_advantage(group)
+        self.zero_advantage_groups += zero
+        for sample, behind in zip(fresh.kept, fresh.steps_behind, strict=True):
+            version = self.version_of(sample.row)
+            if not await self._put(self._rollout_sample(sample, version, released.number, behind)):
+                return False
+        self.dropped_stale += fresh.dropped
+        self.released += 1
+        self._heartbeat = time.monotonic()
+        if not fresh.kept:
+            logger.info(
+                "group %d of task %s gave no sample (%d unscored, %d stale, %s)",
+                released.number,
+                released.task.id,
                 collected.unscored,
-                dropped,
+                fresh.dropped,
+                "zero advantage" if zero else "no rows",
             )
-        self._push_metrics(round_metrics(collected, samples=queued, dropped_stale=dropped))
+        self._push_metrics(
+            round_metrics(
+                collected,
+                samples=len(fresh.kept),
+                dropped_stale=fresh.dropped,
+                zero_advantage_groups=int(zero),
+                steps_behind=fresh.steps_behind,
+            )
+        )
+        return True
 
-    def _rollout_sample(self, sample: Sample, version: int, group_id: int) -> RolloutSample:
+    def _rollout_sample(
+        self, sample: Sample, version: int, group_id: int, steps_behind: int
+    ) -> RolloutSample:
         import numpy as np
 
         assert self._sample_class is not None
@@ -250,7 +289,7 @@ class TranscriptRolloutWorker:
             advantage=float(sample.advantage),
             model_version=version,
             group_id=group_id,
-            metrics={"reward": float(sample.reward)},
+            metrics={"reward": float(sample.reward), "staleness_steps": float(steps_behind)},
         )
 
     async def _put(self, sample: RolloutSample) -> bool:

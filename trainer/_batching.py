@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from trainer._advantages import Group, Sample, group_samples
 from trainer._rows import Row
@@ -23,6 +24,8 @@ __all__ = [
     "MicroBatch",
     "PackedBatch",
     "Packing",
+    "Staleness",
+    "StalenessUnit",
     "adapter_name",
     "drop_stale",
     "learning_samples",
@@ -33,6 +36,7 @@ __all__ = [
 
 DEFAULT_TOKEN_BUDGET = 65_536
 DEFAULT_MAX_STALENESS = 4
+DEFAULT_PUBLISH_EVERY = 10
 BASE_VERSION = 0
 _VERSIONED = re.compile(r"(?P<harness>.+)-v(?P<version>0|[1-9][0-9]*)")
 
@@ -58,46 +62,100 @@ def row_version(row: Row) -> int:
     return min((BASE_VERSION if v is None else v for v in versions), default=BASE_VERSION)
 
 
+StalenessUnit = Literal["versions", "steps"]
+
+
+@dataclass(frozen=True, slots=True)
+class Staleness:
+    """How far behind the policy being trained a sample may be, and in which unit.
+
+    A version is published every ``publish_every`` optimiser steps; version ``k`` holds the
+    weights of step ``(k - first_trained) * publish_every`` (the CPU path publishes v1 after
+    the first ``publish_every`` steps, ``first_trained`` 0; TRL's async path publishes the
+    untrained adapter as v1, ``first_trained`` 1). A sample is ``steps_behind`` the step
+    being taken by the steps between those weights and the current ones. With ``unit``
+    ``versions`` a sample more than ``limit`` versions behind is dropped; with ``steps``,
+    one more than ``limit`` optimiser steps behind.
+    """
+
+    limit: int = DEFAULT_MAX_STALENESS
+    unit: StalenessUnit = "versions"
+    publish_every: int = DEFAULT_PUBLISH_EVERY
+    first_trained: int = 0
+
+    def __post_init__(self) -> None:
+        if self.limit < 0:
+            raise ValueError(f"max_staleness must be >= 0, got {self.limit}")
+        if self.publish_every <= 0:
+            raise ValueError(f"publish_every must be positive, got {self.publish_every}")
+
+    def version_step(self, version: int) -> int:
+        """The optimiser step whose weights ``version`` serves (0 for the base)."""
+        return max(0, (version - self.first_trained) * self.publish_every)
+
+    def steps_behind(self, version: int, step: int) -> int:
+        return max(0, step - self.version_step(version))
+
+    def stale(self, version: int, *, current_version: int, step: int) -> bool:
+        if self.unit == "steps":
+            return self.steps_behind(version, step) > self.limit
+        return current_version - version > self.limit
+
+    @property
+    def versions_kept(self) -> int:
+        """Versions behind the current one a fresh sample can come from (the serving window)."""
+        if self.unit == "steps":
+            return -(-self.limit // self.publish_every)
+        return self.limit
+
+
 @dataclass(frozen=True, slots=True)
 class Filtered:
-    """Samples kept by a filter and how many it dropped."""
+    """Samples kept by a filter, how many it dropped, and how many optimiser steps behind
+    each kept sample is (in ``kept``'s order)."""
 
     kept: tuple[Sample, ...]
     dropped: int
+    steps_behind: tuple[int, ...] = ()
 
 
 def drop_stale(
     samples: Iterable[Sample],
     current_version: int,
-    max_staleness: int = DEFAULT_MAX_STALENESS,
+    max_staleness: int | Staleness = DEFAULT_MAX_STALENESS,
     *,
+    step: int = 0,
     version_of: Callable[[Row], int] = row_version,
 ) -> Filtered:
-    """Drop samples from versions more than ``max_staleness`` behind ``current_version``."""
-    if max_staleness < 0:
-        raise ValueError(f"max_staleness must be >= 0, got {max_staleness}")
+    """Drop samples too far behind ``current_version`` at optimiser ``step`` (an ``int``
+    ``max_staleness`` counts versions)."""
+    staleness = max_staleness if isinstance(max_staleness, Staleness) else Staleness(max_staleness)
     kept: list[Sample] = []
+    behind: list[int] = []
     dropped = 0
     for sample in samples:
-        if current_version - version_of(sample.row) > max_staleness:
+        version = version_of(sample.row)
+        if staleness.stale(version, current_version=current_version, step=step):
             dropped += 1
         else:
             kept.append(sample)
-    return Filtered(tuple(kept), dropped)
+            behind.append(staleness.steps_behind(version, step))
+    return Filtered(tuple(kept), dropped, tuple(behind))
 
 
 def learning_samples(
     group: Group,
     *,
     current_version: int,
-    max_staleness: int = DEFAULT_MAX_STALENESS,
+    max_staleness: int | Staleness = DEFAULT_MAX_STALENESS,
+    step: int = 0,
     scale_std: bool = False,
     version_of: Callable[[Row], int] = row_version,
 ) -> Filtered:
     """The samples of ``group`` a step learns from, on both training paths: group-relative
     advantages, zero-advantage samples (no gradient) left out, then stale ones dropped."""
     carrying = [s for s in group_samples(group, scale_std=scale_std) if s.advantage != 0.0]
-    return drop_stale(carrying, current_version, max_staleness, version_of=version_of)
+    return drop_stale(carrying, current_version, max_staleness, step=step, version_of=version_of)
 
 
 @dataclass(frozen=True, slots=True)

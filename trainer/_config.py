@@ -5,13 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeGuard
+from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from safeagents.protocols import Sampling
 from safeagents.rules import Document, NodePath, RuleError, did_you_mean, load_document
 from trainer._advantages import DEFAULT_GROUP_SIZE
-from trainer._batching import DEFAULT_MAX_STALENESS, DEFAULT_TOKEN_BUDGET
+from trainer._batching import (
+    DEFAULT_MAX_STALENESS,
+    DEFAULT_PUBLISH_EVERY,
+    DEFAULT_TOKEN_BUDGET,
+    Staleness,
+    StalenessUnit,
+)
 from trainer._reward import DEFAULT_TOOL_CALL_BONUS, DEFAULT_TOOL_CALL_HORIZON
 
 __all__ = [
@@ -81,10 +88,30 @@ class OptimizerSettings(_Section):
 
 
 class SamplingSettings(_Section):
-    """What the rollouts ask vLLM for."""
+    """What every rollout turn samples with: the proxy enforces it on the training sessions'
+    requests whatever the harness sends, records it per turn, and turns sampled otherwise
+    are not trained. ``top_p`` 1.0 and ``top_k`` 0 (the full distribution) keep the
+    importance ratio unbiased: the loss scores tokens at ``temperature`` alone."""
 
     temperature: float = Field(default=0.8, gt=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    top_k: int = Field(default=0, ge=0)
+    """0: off."""
     max_tokens_per_turn: int = Field(default=32_768, gt=0)
+    thinking: bool = True
+    """The chat template's reasoning (``enable_thinking``), on in training and inference;
+    reasoning tokens stay in the trained rows and in multi-turn context."""
+
+    @property
+    def enforced(self) -> Sampling:
+        """The parameters as the proxy enforces and records them."""
+        return Sampling(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            max_tokens=self.max_tokens_per_turn,
+            thinking=self.thinking,
+        )
 
 
 class GRPOSettings(_Section):
@@ -94,13 +121,23 @@ class GRPOSettings(_Section):
     token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, gt=0)
     """Tokens per micro-batch; a longer sample is dropped and counted."""
     max_staleness: int = Field(default=DEFAULT_MAX_STALENESS, ge=0)
-    """Samples from adapter versions further behind the current one are dropped."""
-    publish_every: int = Field(default=10, gt=0)
-    """Optimiser steps between adapter versions published to vLLM."""
+    """Samples further behind the policy being trained are dropped (see ``staleness_unit``)."""
+    staleness_unit: StalenessUnit = "versions"
+    """What ``max_staleness`` counts: published ``versions`` or optimiser ``steps``. Each
+    sample's staleness in optimiser steps is recorded either way."""
+    publish_every: int = Field(default=DEFAULT_PUBLISH_EVERY, gt=0)
+    """The policy-sync cadence: optimiser steps between adapter versions published to vLLM."""
+    keep_every: int = Field(default=1, ge=0)
+    """Keep every Nth published version on disk, with its step and metrics, for evaluation
+    (1: all of them; 0: none beyond what serving needs)."""
     max_steps: int = Field(default=200, gt=0)
     """Optimiser steps to run."""
     tasks_per_step: int = Field(default=1, gt=0)
     """Tasks per optimiser step; each gives one group of ``group_size`` rollouts."""
+
+    def staleness(self, *, first_trained: int = 0) -> Staleness:
+        """The staleness rule; ``first_trained`` is 1 where v1 is the untrained adapter."""
+        return Staleness(self.max_staleness, self.staleness_unit, self.publish_every, first_trained)
 
 
 class RewardSettings(_Section):
@@ -121,8 +158,11 @@ class EnvironmentSettings(_Section):
     factory: str = Field(min_length=3)
     """``module:attribute``, called with ``options`` to make the environment."""
     options: dict[str, Any] = Field(default_factory=dict)
-    concurrency: int = Field(default=16, gt=0)
-    """Rollouts running at once."""
+    concurrency: int = Field(default=48, gt=0)
+    """Agent sessions live at once; a new one starts as each finishes."""
+    group_timeout: float | None = Field(default=1800.0, gt=0)
+    """Seconds after a task's first rollout started when its group is released with the
+    rollouts that are in (the rest count as late); ``null``: wait for all of them."""
     model: str | None = None
     """The model name the harness asks for; the proxy's alias rewrites it. ``base_model``
     by default."""
@@ -154,6 +194,9 @@ class TrainerConfig(_Section):
     proxy: ProxySettings = Field(default_factory=ProxySettings)
     environment: EnvironmentSettings | None = None
     """Required by ``safeagents train``; the pure data path does not need it."""
+    report_to: Literal["auto", "tensorboard", "trackio", "none"] = "auto"
+    """Where TRL also reports training metrics (beside the JSONL): ``auto`` picks TensorBoard,
+    else trackio, whichever is installed."""
 
     @field_validator("harnesses")
     @classmethod
@@ -168,7 +211,7 @@ class TrainerConfig(_Section):
     @property
     def max_loras(self) -> int:
         """vLLM ``--max-loras``: per harness, the versions in the window plus one loading."""
-        return len(self.harnesses) * (self.grpo.max_staleness + 2)
+        return len(self.harnesses) * (self.grpo.staleness().versions_kept + 2)
 
 
 @dataclass(frozen=True, slots=True)

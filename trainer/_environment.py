@@ -42,6 +42,8 @@ class Endpoint:
     max_tokens: int
     api_key: str | None = None
     """The session's key from the proxy (docs/security.md), when the proxy has a token."""
+    thinking: bool = True
+    """The run's reasoning setting: the harness is configured to match it."""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -61,7 +63,11 @@ class Environment(Protocol):
 
     async def rollout(self, task: Task, endpoint: Endpoint) -> Mapping[str, Any]:
         """Run the agent through ``endpoint`` and return the verifier's outcome
-        (``{"success": bool, "reward": float}``; see docs/trainer.md)."""
+        (``{"success": bool, "reward": float}``; see docs/trainer.md).
+
+        A rollout that cannot be scored raises :class:`trainer.RolloutFailure` (``crash``,
+        ``timeout`` or ``sandbox``), or says so in the outcome (``"failure"``,
+        ``"timed_out": true``, a non-zero ``"harness_exit"``): it is counted, never scored."""
         ...
 
 

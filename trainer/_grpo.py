@@ -9,6 +9,7 @@ own behaviour logprobs as the old policy.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from trl.trainer.grpo_trainer import GRPOTrainer
 from trainer._batching import MicroBatch
 
 __all__ = [
+    "RatioStats",
     "StepBatch",
     "StepSource",
     "TranscriptGRPOTrainer",
@@ -38,6 +40,69 @@ class StepBatch:
     @property
     def trained_tokens(self) -> int:
         return sum(batch.num_trained for batch in self.micro_batches)
+
+
+@dataclass(slots=True)
+class RatioStats:
+    """Importance ratios ``exp(logp_new - logp_behaviour)`` over a step's trained tokens,
+    the fraction of them TRL's clip region holds back (ratio below ``1 - eps_low`` with a
+    negative advantage, or above ``1 + eps_high`` with a positive one), and the k3 estimate
+    ``(r - 1) - log r`` of the KL between behaviour and trained policy (TRL's async ``kl``)."""
+
+    tokens: int = 0
+    total: float = 0.0
+    kl: float = 0.0
+    low: float = math.inf
+    high: float = -math.inf
+    clipped: int = 0
+
+    def add(
+        self,
+        logps: torch.Tensor,
+        old_logps: torch.Tensor,
+        mask: torch.Tensor,
+        advantages: torch.Tensor,
+        *,
+        epsilon_low: float,
+        epsilon_high: float,
+    ) -> None:
+        """Take in one micro-batch (``(B, T)`` tensors; ``advantages`` ``(B,)``)."""
+        trained = mask.bool()
+        if not bool(trained.any()):
+            return
+        log_ratio = logps.detach().float() - old_logps.float()
+        ratio = torch.exp(log_ratio)
+        advantage = advantages.reshape(-1, 1).expand_as(ratio)
+        clipped = ((ratio < 1 - epsilon_low) & (advantage < 0)) | (
+            (ratio > 1 + epsilon_high) & (advantage > 0)
+        )
+        values = ratio[trained]
+        self.tokens += int(values.numel())
+        self.total += float(values.sum().item())
+        self.kl += float(((values - 1) - log_ratio[trained]).sum().item())
+        self.low = min(self.low, float(values.min().item()))
+        self.high = max(self.high, float(values.max().item()))
+        self.clipped += int(clipped[trained].sum().item())
+
+    def to_stats(self) -> dict[str, float | None]:
+        if not self.tokens:
+            return dict.fromkeys(_RATIO_KEYS)
+        return {
+            "importance_ratio_mean": self.total / self.tokens,
+            "importance_ratio_min": self.low,
+            "importance_ratio_max": self.high,
+            "clip_fraction": self.clipped / self.tokens,
+            "behaviour_kl": self.kl / self.tokens,
+        }
+
+
+_RATIO_KEYS = (
+    "importance_ratio_mean",
+    "importance_ratio_min",
+    "importance_ratio_max",
+    "clip_fraction",
+    "behaviour_kl",
+)
 
 
 StepSource = Callable[[Sequence[str]], StepBatch]
@@ -114,6 +179,13 @@ class TranscriptGRPOTrainer(GRPOTrainer):
         self.last_batch: StepBatch | None = None
         self.last_loss: float | None = None
         self.last_step_seconds = 0.0
+        self._last_logps: torch.Tensor | None = None
+
+    def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
+        """TRL's, keeping the policy's logprobs for the step's importance-ratio statistics."""
+        result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+        self._last_logps = result[0]
+        return result
 
     def _task_ids(self, inputs: Sequence[dict[str, Any]]) -> list[str]:
         seen: dict[str, None] = {}
@@ -137,6 +209,7 @@ class TranscriptGRPOTrainer(GRPOTrainer):
         total = torch.zeros((), device=device)
         num_items = batch.trained_tokens
         pad = int(getattr(self.processing_class, "pad_token_id", 0) or 0)
+        ratios = RatioStats()
         for micro in batch.micro_batches:
             micro_inputs = micro_batch_inputs(
                 micro, pad_token_id=pad, num_items=num_items, device=device
@@ -147,6 +220,17 @@ class TranscriptGRPOTrainer(GRPOTrainer):
                 )
             self.accelerator.backward(loss)
             total = total + loss.detach()
+            if self._last_logps is not None:
+                ratios.add(
+                    self._last_logps,
+                    micro_inputs["old_per_token_logps"],
+                    micro_inputs["completion_mask"] * micro_inputs["tool_mask"],
+                    micro_inputs["advantages"],
+                    epsilon_low=self.epsilon_low,
+                    epsilon_high=self.epsilon_high,
+                )
+                self._last_logps = None
+        batch.stats.update(ratios.to_stats())
         self._step += 1
         self.last_batch = batch
         self.last_loss = float(total.item()) if batch.micro_batches else None

@@ -150,6 +150,7 @@ class HarnessEnvironment:
             task.prompt,
             root / "state",
             api_key=endpoint.api_key,
+            thinking=endpoint.thinking,
         )
         return run_harness(launch, timeout=self.timeout)
 

@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -19,7 +19,7 @@ __all__ = ["MetricsFile", "MetricsLog", "StepMetrics", "read_metrics", "scan_met
 
 logger = logging.getLogger("safeagents.trainer")
 
-_RATES = ("success_rate", "hack_rate")
+_RATES = ("success_rate", "hack_rate", "clip_fraction")
 _NON_NEGATIVE = (
     "version",
     "groups",
@@ -33,6 +33,17 @@ _NON_NEGATIVE = (
     "tool_calls_mean",
     "step_seconds",
     "elapsed_seconds",
+    "importance_ratio_mean",
+    "importance_ratio_min",
+    "importance_ratio_max",
+    "behaviour_kl",
+    "forks",
+    "refused_sampling",
+    "micro_batches",
+    "zero_advantage_groups",
+    "staleness_steps_mean",
+    "staleness_steps_max",
+    "group_timeouts",
 )
 _LOGGED_PROBLEMS = 10
 
@@ -60,6 +71,27 @@ class StepMetrics:
     step_seconds: float
     elapsed_seconds: float
     published: str | None = None
+    importance_ratio_mean: float | None = None
+    """``exp(logp - logp_behaviour)`` over the step's trained tokens: 1 at step 0 when
+    behaviour and target sampling match."""
+    importance_ratio_min: float | None = None
+    importance_ratio_max: float | None = None
+    clip_fraction: float | None = None
+    """Trained tokens inside TRL's clip region (``clip_ratio/region_mean``)."""
+    behaviour_kl: float | None = None
+    """KL(behaviour ‖ trained policy) per trained token (k3 estimate): ≈ 0 at step 1."""
+    forks: int | None = None
+    """Rows started where a session's token prefix broke (dropped reasoning, compaction)."""
+    refused_sampling: int | None = None
+    """Turns left out because they were not sampled with the run's sampling parameters."""
+    micro_batches: int = 0
+    zero_advantage_groups: int = 0
+    """Groups whose scored rollouts all scored alike (or fewer than two scored): no gradient."""
+    staleness_steps_mean: float = 0.0
+    """Optimiser steps between the weights that sampled a trained row and the ones trained."""
+    staleness_steps_max: int = 0
+    group_timeouts: int = 0
+    """Groups released on their time-out, without their stragglers."""
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -69,7 +101,7 @@ class StepMetrics:
             problems.append("harness is empty")
         for name in _NON_NEGATIVE:
             value = getattr(self, name)
-            if not value >= 0:
+            if value is not None and not value >= 0:
                 problems.append(f"{name} must be >= 0, got {value}")
         for name in _RATES:
             value = getattr(self, name)
@@ -90,10 +122,10 @@ class StepMetrics:
         problems: list[str] = []
         for field in fields(cls):
             if field.name not in data:
-                if field.default is None:
-                    values[field.name] = None
-                else:
+                if field.default is MISSING:
                     problems.append(f"missing {field.name!r}")
+                else:
+                    values[field.name] = field.default
                 continue
             try:
                 values[field.name] = _PARSE[field.type](data[field.name])
@@ -140,6 +172,7 @@ _PARSE: dict[object, Callable[[object], object]] = {
     "float": _float,
     "str": _str,
     "float | None": _optional(_float),
+    "int | None": _optional(_int),
     "str | None": _optional(_str),
 }
 # numpy/torch scalars (``loss.item()`` forgotten) become plain numbers json can write.
@@ -148,6 +181,7 @@ _PLAIN: dict[object, Callable[[object], object]] = {
     "float": _plain_float,
     "str": str,
     "float | None": _optional(_plain_float),
+    "int | None": _optional(_plain_int),
     "str | None": _optional(str),
 }
 

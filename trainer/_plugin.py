@@ -1,5 +1,6 @@
 """The trainer as a ``safeagents`` plugin (entry point ``trainer`` of the group ``safeagents``):
-its reward hook, and the ``safeagents train`` and ``safeagents tasks`` subcommands."""
+its reward hook, and the ``safeagents train``, ``safeagents rollouts`` and ``safeagents tasks``
+subcommands."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pluggy
 
 from safeagents.plugins import hookimpl
 from trainer._cli import add_train_arguments, run_train
+from trainer._rollout_cli import add_rollout_arguments, run_rollouts
 from trainer.hookspecs import add_hookspecs
 from trainer.tasks import add_tasks_command
 
@@ -28,4 +30,9 @@ def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None
     )
     add_train_arguments(train)
     train.set_defaults(run=run_train)
+    rollouts = subparsers.add_parser(
+        "rollouts", help="N rollouts of every task through the proxy, as JSONL (trainer)"
+    )
+    add_rollout_arguments(rollouts)
+    rollouts.set_defaults(run=run_rollouts)
     add_tasks_command(subparsers)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from safeagents.protocols import Sampling
 from safeagents.store import SessionRecord, Store, TurnRecord
 from trainer._reward import OutcomeError, RewardFunction, parse_outcome, task_id_of
 from trainer._rows import Row, build_rows
@@ -50,6 +51,7 @@ def _rollout(
     value: float | None,
     turns: Sequence[TurnRecord],
     task_of: TaskOf,
+    sampling: Sampling | None = None,
 ) -> Rollout:
     task_id = task_of(session)
     rollout = Rollout(
@@ -63,7 +65,7 @@ def _rollout(
     )
     if value is None:
         return rollout
-    built = build_rows(turns, task_id=task_id)
+    built = build_rows(turns, task_id=task_id, sampling=sampling)
     return replace(rollout, rows=built.rows, excluded=built.excluded, forks=built.forks)
 
 
@@ -73,9 +75,11 @@ def rollout_from(
     reward: RewardFunction,
     *,
     task_of: TaskOf = task_id_of,
+    sampling: Sampling | None = None,
 ) -> Rollout:
-    """Score ``session`` with ``reward`` and, when scored, build the rows of its ``turns``."""
-    return _rollout(session, reward(session), turns, task_of)
+    """Score ``session`` with ``reward`` and, when scored, build the rows of its ``turns``
+    (with ``sampling``, only of turns the proxy sampled so)."""
+    return _rollout(session, reward(session), turns, task_of, sampling)
 
 
 async def read_rollout(
@@ -84,6 +88,7 @@ async def read_rollout(
     reward: RewardFunction,
     *,
     task_of: TaskOf = task_id_of,
+    sampling: Sampling | None = None,
 ) -> Rollout | None:
     """The rollout of a stored session (its turns read only when it is scored), or ``None``
     if the store has no such session."""
@@ -92,4 +97,4 @@ async def read_rollout(
         return None
     value = reward(session)
     turns = await store.turns(session_id) if value is not None else []
-    return _rollout(session, value, turns, task_of)
+    return _rollout(session, value, turns, task_of, sampling)

@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from safeagents.protocols import Sampling
 from safeagents.store import TurnRecord
 
 __all__ = ["EXCLUDED_REASONS", "Row", "RowBuild", "build_rows"]
@@ -30,6 +32,7 @@ EXCLUDED_REASONS = (
     "empty_prompt",
     "empty_completion",
     "misaligned_logprobs",
+    "sampling",
 )
 """Why a turn contributes nothing, as counted in :attr:`RowBuild.excluded`."""
 
@@ -126,7 +129,7 @@ class _OpenRow:
         )
 
 
-def _exclusion(turn: TurnRecord) -> str | None:
+def _exclusion(turn: TurnRecord, sampling: Mapping[str, Any] | None) -> str | None:
     """Why ``turn`` cannot be trained on, or ``None`` when it can."""
     if turn.kind == "side":
         return "side"
@@ -141,6 +144,8 @@ def _exclusion(turn: TurnRecord) -> str | None:
         return "empty_completion"
     if len(tokens.logprobs) != len(tokens.completion_token_ids):
         return "misaligned_logprobs"
+    if sampling is not None and tokens.sampling != sampling:
+        return "sampling"  # behaviour and target sampling differ: the ratio would be biased
     return None
 
 
@@ -153,8 +158,17 @@ def _parent(rows: list[_OpenRow], prompt: tuple[int, ...]) -> _OpenRow | None:
     return best
 
 
-def build_rows(turns: Iterable[TurnRecord], *, task_id: str | None = None) -> RowBuild:
-    """The training rows of one session's ``turns`` (any order; linked in ``seq`` order)."""
+def build_rows(
+    turns: Iterable[TurnRecord],
+    *,
+    task_id: str | None = None,
+    sampling: Sampling | None = None,
+) -> RowBuild:
+    """The training rows of one session's ``turns`` (any order; linked in ``seq`` order).
+
+    With ``sampling`` (the run's), a turn the proxy did not record as sampled exactly so is
+    refused (``"sampling"``)."""
+    wanted = sampling.to_json() if sampling is not None else None
     ordered = sorted(turns, key=lambda turn: turn.seq)
     sessions = {turn.session_id for turn in ordered}
     if len(sessions) > 1:
@@ -163,7 +177,7 @@ def build_rows(turns: Iterable[TurnRecord], *, task_id: str | None = None) -> Ro
     open_rows: list[_OpenRow] = []
     forks = 0
     for turn in ordered:
-        reason = _exclusion(turn)
+        reason = _exclusion(turn, wanted)
         if reason is not None:
             excluded[reason] += 1
             continue

@@ -1,24 +1,35 @@
-"""Rollouts for one training step: ``group_size`` sessions per task, run through the proxy,
-verified, their outcome posted, then read back from the transcript store as groups.
+"""Rollouts through the proxy: ``group_size`` sessions per task, verified, their outcome
+posted, then read back from the transcript store as groups.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
+from safeagents.protocols import Sampling
 from safeagents.store import SessionRecord, Store
-from trainer._advantages import Group, GroupCollector
+from trainer._advantages import Group
 from trainer._environment import Endpoint, Environment, Task
 from trainer._reward import RewardFunction
 from trainer._rollouts import Rollout, TaskOf, read_rollout
+from trainer._scheduler import (
+    FAILURES,
+    GroupResult,
+    RolloutFailure,
+    RolloutResult,
+    Scheduler,
+    Status,
+    failure_of,
+)
 
 __all__ = ["ProxyAdmin", "ProxyAdminError", "RolloutRunner", "RolloutSummary", "StepRollouts"]
 
@@ -67,6 +78,14 @@ class ProxyAdmin:
         response = await client.post(url, json=dict(outcome), headers=self._headers)
         self._check(response, f"posting the outcome of session {session_id}")
 
+    async def open_training_session(
+        self, client: httpx.AsyncClient, session_id: str, sampling: Mapping[str, Any]
+    ) -> None:
+        """Make ``session_id`` a training session: the proxy enforces ``sampling`` on it."""
+        url = f"{self.admin_url}/sessions/{session_id}"
+        response = await client.put(url, json={"sampling": dict(sampling)}, headers=self._headers)
+        self._check(response, f"opening training session {session_id}")
+
     def set_alias(self, harness: str, model: str) -> None:
         """Point the proxy's model alias for ``harness`` at ``model``."""
         response = httpx.put(
@@ -105,9 +124,25 @@ class StepRollouts:
     failed: int = 0
     """Rollouts whose agent or verifier raised, or that never reached the proxy."""
 
+    timed_out_groups: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    """Rollouts left unscored by a failure, by kind (``crash``, ``timeout``, ``late``…)."""
+
     @property
     def unscored(self) -> int:
         return self.failed + sum(not rollout.scored for rollout in self.rollouts)
+
+    def add(self, released: GroupResult) -> None:
+        """Add a group released by the scheduler (its missing rollouts count as failed)."""
+        group = released.group
+        self.groups.append(group)
+        self.rollouts.extend(group.rollouts)
+        self.failed += released.missing
+        self.timed_out_groups += released.timed_out
+        self.failures.update(r.status for r in released.results if r.status in FAILURES)
+        cut = released.expected - len(released.results)
+        if cut:
+            self.failures["late"] += cut
 
     def summary(self) -> RolloutSummary:
         rollouts = self.rollouts
@@ -126,7 +161,12 @@ class StepRollouts:
 
 
 class RolloutRunner:
-    """Runs ``group_size`` rollouts of each task concurrently and groups the results."""
+    """Runs rollouts of tasks through the proxy: one session each, under its own ``/s/{id}``,
+    the verifier's outcome posted with the task id, the session read back from the store.
+
+    :meth:`run_one` is the :class:`~trainer._scheduler.Scheduler`'s unit of work;
+    :meth:`collect` runs whole groups of some tasks and returns them together.
+    """
 
     def __init__(
         self,
@@ -140,8 +180,10 @@ class RolloutRunner:
         model: str,
         temperature: float,
         max_tokens: int,
-        concurrency: int = 16,
+        concurrency: int = 48,
+        group_timeout: float | None = None,
         run_id: str | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         self.environment = environment
         self.proxy_url = proxy_url.rstrip("/")
@@ -153,12 +195,18 @@ class RolloutRunner:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.concurrency = max(1, concurrency)
+        self.group_timeout = group_timeout
         self.run_id = run_id or uuid.uuid4().hex[:8]
-        self._counter = 0
+        self.sampling = sampling
+        """Enforced on every rollout session by the proxy; turns sampled otherwise are left
+        out of the rows."""
 
-    def _endpoint(self, task: Task) -> Endpoint:
-        self._counter += 1
-        session_id = f"{self.run_id}-{_UNSAFE.sub('_', task.id)}-{self._counter}"
+    def endpoint(self, task: Task, index: int) -> Endpoint:
+        """A fresh session for rollout ``index`` of ``task`` (ids never repeat, even when a
+        stopped run is resumed)."""
+        session_id = (
+            f"{self.run_id}-{_UNSAFE.sub('_', task.id)[:48]}-{index}-{uuid.uuid4().hex[:6]}"
+        )
         return Endpoint(
             base_url=f"{self.proxy_url}/s/{session_id}/v1",
             session_id=session_id,
@@ -166,59 +214,77 @@ class RolloutRunner:
             model=self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            thinking=self.sampling.thinking if self.sampling is not None else True,
+        )
+
+    def scheduler(
+        self,
+        *,
+        on_result: Callable[[RolloutResult], None] | None = None,
+        on_start: Callable[[Task, int], None] | None = None,
+    ) -> Scheduler:
+        return Scheduler(
+            self.run_one,
+            group_size=self.group_size,
+            concurrency=self.concurrency,
+            group_timeout=self.group_timeout,
+            on_result=on_result,
+            on_start=on_start,
         )
 
     async def collect(self, tasks: Sequence[Task]) -> StepRollouts:
-        """Run and read back every rollout of ``tasks``; groups come out in task order."""
-        endpoints = [(task, self._endpoint(task)) for task in tasks for _ in range(self.group_size)]
-        task_of = {endpoint.session_id: task.id for task, endpoint in endpoints}
-        limit = asyncio.Semaphore(self.concurrency)
-        async with httpx.AsyncClient(timeout=120.0) as client:
-            results = await asyncio.gather(
-                *(self._one(client, limit, task, endpoint) for task, endpoint in endpoints)
-            )
+        """Run every rollout of ``tasks`` and read them back; groups come out as they finish."""
         outcome = StepRollouts()
-        collector = GroupCollector(self.group_size)
-        for (_task, endpoint), ok in zip(endpoints, results, strict=True):
-            rollout = (
-                await read_rollout(
-                    self.store, endpoint.session_id, self.reward, task_of=_lookup(task_of)
-                )
-                if ok
-                else None
-            )
-            if rollout is None:
-                outcome.failed += 1
-                continue
-            outcome.rollouts.append(rollout)
-            group = collector.add(rollout)
-            if group is not None:
-                outcome.groups.append(group)
-        outcome.groups.extend(collector.flush())
+        async for released in self.scheduler().groups(tasks):
+            outcome.add(released)
         return outcome
 
-    async def _one(
-        self, client: httpx.AsyncClient, limit: asyncio.Semaphore, task: Task, endpoint: Endpoint
-    ) -> bool:
-        async with limit:
+    async def run_one(self, task: Task, index: int) -> RolloutResult:
+        """One rollout: a failure of the harness, the sandbox or the verifier leaves it
+        unscored (no outcome is posted, so it never scores 0) and says which it was."""
+        endpoint = self.endpoint(task, index)
+        session_id = endpoint.session_id
+        started = time.monotonic()
+
+        def ended(status: Status, **extra: Any) -> RolloutResult:
+            return RolloutResult(
+                task.id, index, session_id, status, time.monotonic() - started, **extra
+            )
+
+        async with httpx.AsyncClient(timeout=120.0) as client:
             try:
+                if self.sampling is not None:
+                    sampling = self.sampling.to_json()
+                    await self.admin.open_training_session(client, endpoint.session_id, sampling)
                 if self.admin.guarded:
-                    key = await self.admin.session_key(client, endpoint.session_id)
+                    key = await self.admin.session_key(client, session_id)
                     endpoint = replace(endpoint, api_key=key)
                 result = await self.environment.rollout(task, endpoint)
+            except RolloutFailure as failure:
+                logger.warning("rollout %s of task %s: %s", session_id, task.id, failure)
+                return ended(failure.kind, error=failure.detail)
             except Exception as problem:  # an agent or verifier failure is an unscored rollout
-                logger.warning(
-                    "rollout %s of task %s failed: %r", endpoint.session_id, task.id, problem
-                )
-                return False
+                logger.warning("rollout %s of task %s failed: %r", session_id, task.id, problem)
+                return ended("error", error=repr(problem))
+            failed = failure_of(result)
+            if failed is not None:
+                logger.info("rollout %s of task %s: %s, left unscored", session_id, task.id, failed)
+                return ended(failed, outcome=result)
             try:
-                await self.admin.post_outcome(
-                    client, endpoint.session_id, {**result, "task_id": task.id}
-                )
+                await self.admin.post_outcome(client, session_id, {**result, "task_id": task.id})
             except (ProxyAdminError, httpx.HTTPError) as problem:
-                logger.warning("rollout %s: %s", endpoint.session_id, problem)
-                return False
-            return True
+                logger.warning("rollout %s: %s", session_id, problem)
+                return ended("error", outcome=result, error=str(problem))
+        rollout = await read_rollout(
+            self.store,
+            session_id,
+            self.reward,
+            task_of=_lookup({session_id: task.id}),
+            sampling=self.sampling,
+        )
+        if rollout is None:
+            return ended("error", outcome=result, error="the session never reached the proxy")
+        return ended("scored" if rollout.scored else "unscored", rollout=rollout, outcome=result)
 
 
 def _lookup(task_of: Mapping[str, str]) -> TaskOf:

@@ -1,4 +1,5 @@
-"""A tiny local Llama and word-level tokenizer for CPU tests: nothing comes from a model hub."""
+"""A tiny local Llama, a tiny hybrid LFM2 (short convolutions beside attention) and a
+word-level tokenizer for CPU tests: nothing comes from a model hub."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ __all__ = [
     "CHAT_TEMPLATE",
     "SPECIAL_TOKENS",
     "TINY_WORDS",
+    "build_tiny_lfm2",
     "build_tiny_llama",
     "build_tiny_tokenizer",
 ]
@@ -116,6 +118,43 @@ def build_tiny_llama(directory: Path, *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
+    generation_config: Any = GenerationConfig  # its __init__ is untyped
+    model.generation_config = generation_config(
+        eos_token_id=stop_ids, pad_token_id=tokenizer.pad_token_id
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def build_tiny_lfm2(directory: Path, *, seed: int = 0) -> Path:
+    """Save a tiny random float32 ``Lfm2ForCausalLM``: a hybrid model whose ``layer_types``
+    are a short-convolution layer and an attention layer, with the tiny tokenizer."""
+    import torch
+    from transformers import GenerationConfig, Lfm2Config, Lfm2ForCausalLM
+
+    tokenizer = build_tiny_tokenizer()
+    stop_ids = [tokenizer.convert_tokens_to_ids(IM_END), tokenizer.eos_token_id]
+    lfm2_config: Any = Lfm2Config  # its __init__ is untyped
+    config = lfm2_config(
+        vocab_size=len(tokenizer),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        layer_types=["conv", "full_attention"],
+        block_auto_adjust_ff_dim=False,
+        tie_word_embeddings=False,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+        eos_token_id=stop_ids,
+        dtype="float32",
+    )
+    torch.manual_seed(seed)
+    model = Lfm2ForCausalLM(config)
     generation_config: Any = GenerationConfig  # its __init__ is untyped
     model.generation_config = generation_config(
         eos_token_id=stop_ids, pad_token_id=tokenizer.pad_token_id

@@ -8,7 +8,7 @@ them within a few dozen steps, which makes the reward curve a check of the whole
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -62,9 +62,13 @@ class ToyEnvironment:
         tasks: int = 2,
         success_at: float = 0.5,
         timeout: float = 120.0,
+        dialect: str = "chat",
     ) -> None:
         if not targets:
             raise ValueError("the toy environment needs at least one target word")
+        if dialect not in _ASK:
+            raise ValueError(f"unknown dialect {dialect!r}; known: {', '.join(_ASK)}")
+        self.dialect = dialect
         self.harness = harness
         self.targets = tuple(targets)
         self.success_at = success_at
@@ -77,18 +81,77 @@ class ToyEnvironment:
         return self._tasks
 
     async def rollout(self, task: Task, endpoint: Endpoint) -> Mapping[str, Any]:
-        body = {
-            "model": endpoint.model,
-            "messages": [{"role": "user", "content": task.prompt}],
-            "tools": [BASH_TOOL],
-            "temperature": endpoint.temperature,
-            "max_tokens": endpoint.max_tokens,
-        }
+        """One request in the environment's dialect (``chat``, ``responses`` as codex
+        speaks, ``messages`` as claude-code speaks); the answer's text is scored."""
+        path, body, read = _ASK[self.dialect](task.prompt, endpoint)
         async with httpx.AsyncClient(timeout=self.timeout) as client:
             response = await client.post(
-                f"{endpoint.base_url}/chat/completions", json=body, headers=endpoint.headers
+                f"{endpoint.base_url}/{path}", json=body, headers=endpoint.headers
             )
         response.raise_for_status()
-        text = response.json()["choices"][0]["message"].get("content") or ""
-        share = target_share(text, self.targets)
+        share = target_share(read(response.json()), self.targets)
         return {"success": share >= self.success_at, "reward": share}
+
+
+Ask = Callable[[str, Endpoint], tuple[str, dict[str, Any], Callable[[Any], str]]]
+
+
+def _chat(prompt: str, endpoint: Endpoint) -> tuple[str, dict[str, Any], Callable[[Any], str]]:
+    body = {
+        "model": endpoint.model,
+        "messages": [{"role": "user", "content": prompt}],
+        "tools": [BASH_TOOL],
+        "temperature": endpoint.temperature,
+        "max_tokens": endpoint.max_tokens,
+    }
+    return (
+        "chat/completions",
+        body,
+        lambda answer: answer["choices"][0]["message"].get("content") or "",
+    )
+
+
+def _responses(prompt: str, endpoint: Endpoint) -> tuple[str, dict[str, Any], Callable[[Any], str]]:
+    function: Any = BASH_TOOL["function"]
+    body = {
+        "model": endpoint.model,
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}
+        ],
+        "tools": [{"type": "function", **function}],
+        "max_output_tokens": endpoint.max_tokens,
+    }
+
+    def read(answer: Any) -> str:
+        return "".join(
+            part.get("text", "")
+            for item in answer["output"]
+            if item.get("type") == "message"
+            for part in item["content"]
+        )
+
+    return "responses", body, read
+
+
+def _messages(prompt: str, endpoint: Endpoint) -> tuple[str, dict[str, Any], Callable[[Any], str]]:
+    function: Any = BASH_TOOL["function"]
+    body = {
+        "model": endpoint.model,
+        "max_tokens": endpoint.max_tokens,
+        "messages": [{"role": "user", "content": prompt}],
+        "tools": [
+            {
+                "name": function["name"],
+                "description": function["description"],
+                "input_schema": function["parameters"],
+            }
+        ],
+    }
+
+    def read(answer: Any) -> str:
+        return "".join(b.get("text", "") for b in answer["content"] if b["type"] == "text")
+
+    return "messages", body, read
+
+
+_ASK: dict[str, Ask] = {"chat": _chat, "responses": _responses, "messages": _messages}

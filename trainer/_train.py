@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from safeagents.store import SQLiteStore
-from trainer._advantages import Sample
+from trainer._advantages import Sample, zero_advantage
 from trainer._batching import learning_samples, pack_micro_batches
 from trainer._config import TrainerConfig
+from trainer._driver import runner_from_config
 from trainer._environment import Environment, Task, load_environment
 from trainer._metrics import StepMetrics
 from trainer._publish import AdapterPublisher, AdapterServer
-from trainer._reward import load_reward
-from trainer._runner import ProxyAdmin, RolloutRunner, StepRollouts
+from trainer._runner import ProxyAdmin, StepRollouts
 from trainer._vllm import VLLMAdmin
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ def step_stats(collected: StepRollouts) -> dict[str, Any]:
         "success_rate": _ratio(summary.successes, summary.scored),
         "hack_rate": _ratio(summary.hacks, summary.rollouts) or 0.0,
         "tool_calls_mean": _ratio(summary.tool_calls, summary.read) or 0.0,
+        "forks": sum(rollout.forks for rollout in collected.rollouts),
+        "refused_sampling": sum(r.excluded.get("sampling", 0) for r in collected.rollouts),
+        "group_timeouts": collected.timed_out_groups,
     }
 
 
@@ -101,26 +104,14 @@ class Training:
             output_dir=Path(config.output_dir),
             server=server,
             proxy=self.admin,
-            max_staleness=config.grpo.max_staleness,
+            max_staleness=config.grpo.staleness().versions_kept,
+            keep_every=config.grpo.keep_every,
         )
         self.base_name = config.vllm.served_model or config.base_model
         self._loop = asyncio.new_event_loop()
         self._store = SQLiteStore(config.proxy.store)
-        settings = config.environment
-        self.runner = RolloutRunner(
-            environment,
-            proxy_url=self.proxy_url,
-            admin=self.admin,
-            store=self._store,
-            reward=load_reward(
-                tool_call_bonus=config.reward.tool_call_bonus,
-                tool_call_horizon=config.reward.tool_call_horizon,
-            ),
-            group_size=config.grpo.group_size,
-            model=(settings.model if settings and settings.model else None) or self.base_name,
-            temperature=config.sampling.temperature,
-            max_tokens=config.sampling.max_tokens_per_turn,
-            concurrency=settings.concurrency if settings else 16,
+        self.runner = runner_from_config(
+            config, environment, store=self._store, proxy_url=self.proxy_url
         )
         self.result = TrainingResult()
         self._started = time.perf_counter()
@@ -132,24 +123,34 @@ class Training:
         tasks = [self.tasks[task_id] for task_id in task_ids]
         collected = self._loop.run_until_complete(self.runner.collect(tasks))
         grpo = self.config.grpo
+        trainer = getattr(self, "_trainer", None)
+        step = int(trainer.state.global_step) if trainer is not None else 0
         learning: list[Sample] = []
-        dropped_stale = 0
+        behind: list[int] = []
+        dropped_stale = zero = 0
         for group in collected.groups:
             fresh = learning_samples(
                 group,
                 current_version=self.publisher.version,
-                max_staleness=grpo.max_staleness,
+                max_staleness=grpo.staleness(),
+                step=step,
                 scale_std=grpo.scale_std,
             )
             learning.extend(fresh.kept)
+            behind.extend(fresh.steps_behind)
             dropped_stale += fresh.dropped
+            zero += zero_advantage(group)
         packing = pack_micro_batches(learning, grpo.token_budget)
         stats = step_stats(collected)
         stats.update(
             version=self.publisher.version,
             samples=sum(len(batch.samples) for batch in packing.batches),
+            micro_batches=len(packing.batches),
             dropped_stale=dropped_stale,
             dropped_oversize=packing.dropped_oversize,
+            zero_advantage_groups=zero,
+            staleness_steps_max=max(behind, default=0),
+            staleness_steps_mean=sum(behind) / len(behind) if behind else 0.0,
         )
         return StepBatch(list(packing.batches), stats)
 
@@ -182,6 +183,18 @@ class Training:
             step_seconds=seconds,
             elapsed_seconds=time.perf_counter() - self._started,
             published=published,
+            importance_ratio_mean=stats.get("importance_ratio_mean"),
+            importance_ratio_min=stats.get("importance_ratio_min"),
+            importance_ratio_max=stats.get("importance_ratio_max"),
+            clip_fraction=stats.get("clip_fraction"),
+            behaviour_kl=stats.get("behaviour_kl"),
+            forks=int(stats.get("forks", 0)),
+            refused_sampling=int(stats.get("refused_sampling", 0)),
+            micro_batches=int(stats.get("micro_batches", 0)),
+            zero_advantage_groups=int(stats.get("zero_advantage_groups", 0)),
+            staleness_steps_mean=float(stats.get("staleness_steps_mean", 0.0)),
+            staleness_steps_max=int(stats.get("staleness_steps_max", 0)),
+            group_timeouts=int(stats.get("group_timeouts", 0)),
         )
 
     def run(
@@ -224,6 +237,8 @@ class Training:
                 self.result.published.append(published)
                 note(f"published {published}")
             metrics = self.metrics(step, published)
+            if published is not None:
+                self.publisher.record(self.publisher.version, step=step, metrics=metrics.to_json())
             self.result.metrics.append(metrics)
             if on_metrics is not None:
                 on_metrics(metrics)

@@ -15,6 +15,7 @@ from trl.trainer.grpo_config import GRPOConfig
 from trainer._config import TrainerConfig
 from trainer._environment import Task
 from trainer._grpo import StepSource, TranscriptGRPOTrainer
+from trainer._models import report_to
 
 __all__ = ["build_trainer", "grpo_config", "lora_config"]
 
@@ -56,7 +57,7 @@ def grpo_config(config: TrainerConfig) -> GRPOConfig:
         bf16=gpu,
         gradient_checkpointing=gpu,
         use_vllm=False,
-        report_to="none",
+        report_to=report_to(config),
         save_strategy="no",
         logging_steps=1,
         disable_tqdm=True,

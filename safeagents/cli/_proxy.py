@@ -36,7 +36,15 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
     serve.add_argument("--port", type=int, default=8787, help="port to listen on")
     add_enforcement_options(serve)
     serve.add_argument(
-        "--capture-tokens", action="store_true", help="record token ids and logprobs per turn"
+        "--capture-tokens",
+        action="store_true",
+        help="record token ids and logprobs per turn (Responses and Messages requests then "
+        "reach the upstream as Chat Completions)",
+    )
+    serve.add_argument(
+        "--chat-upstream",
+        action="store_true",
+        help="send Responses and Messages requests upstream as Chat Completions",
     )
     serve.add_argument(
         "--admin-token",
@@ -124,6 +132,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             strategy=args.strategy,
             max_reasks=args.max_reasks,
             capture_tokens=args.capture_tokens,
+            chat_upstream=args.chat_upstream,
             admin_token=token,
             client_token=secret(args.client_token, "CLIENT_TOKEN"),
             session_secret=secret(args.session_secret, "SESSION_SECRET"),

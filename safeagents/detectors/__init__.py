@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from safeagents._detector import Detector
 from safeagents.detectors._always_equal import AlwaysEqual
+from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._exit_at_import import ExitAtImport
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._report_forging import ReportForging
@@ -14,12 +15,14 @@ from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
 from safeagents.detectors._state_toggle import StateToggle
 from safeagents.detectors._stdlib_patching import StdlibPatching
+from safeagents.detectors._task_code import TaskCode
 from safeagents.detectors._test_weakening import TestWeakening
 from safeagents.detectors.env_exfiltration import EnvExfiltration
 from safeagents.plugins import hookimpl
 
 __all__ = [
     "AlwaysEqual",
+    "CallerSource",
     "EnvExfiltration",
     "ExitAtImport",
     "FrameIntrospection",
@@ -28,6 +31,7 @@ __all__ = [
     "SpecialCasing",
     "StateToggle",
     "StdlibPatching",
+    "TaskCode",
     "TestWeakening",
     "builtin_detectors",
     "safeagents_detectors",
@@ -42,10 +46,12 @@ def builtin_detectors() -> list[Detector]:
         ReportForging(),
         StateToggle(),
         FrameIntrospection(),
+        CallerSource(),
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
         SpecialCasing(),
+        TaskCode(),
         EnvExfiltration(),
     ]
 

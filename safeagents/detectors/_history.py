@@ -9,7 +9,15 @@ from typing import NamedTuple
 from safeagents._detector import CallContext
 from safeagents.detectors._identity_cache import IdentityCache
 
-__all__ = ["Earlier", "earlier_content", "literal_seen", "names_of_tests", "recent_outputs"]
+__all__ = [
+    "Earlier",
+    "assertion_seen",
+    "earlier_content",
+    "literal_seen",
+    "names_of_tests",
+    "recent_outputs",
+    "sequence_seen",
+]
 
 MAX_HISTORY_CHARS = 4_000_000
 """Output text scanned per question, newest first; older outputs are ignored."""
@@ -101,6 +109,79 @@ def literal_seen(literal: str, context: CallContext) -> bool:
     if seen is None:
         seen = history.seen[literal] = _literal_seen(literal, history)
     return seen
+
+
+_MIN_SEQUENCE = 3
+_MAX_SEQUENCE = 64
+_BETWEEN = r"[\s,;()\[\]{}]+"
+
+
+def sequence_seen(atoms: list[str], context: CallContext) -> bool:
+    """Whether the constants ``atoms`` (numbers as written, strings as their text) appear in
+    this order, apart only by brackets, commas and spaces, in an earlier output or the
+    instruction: a tuple or list literal however the tests spelt it (``[[16,18],[1,15]]``
+    for ``[[16, 18], [1, 15]]``, ``f(7, 31)`` for ``(7, 31)``)."""
+    if not _MIN_SEQUENCE <= len(atoms) <= _MAX_SEQUENCE:
+        return False
+    history = _history(context)
+    key = _SEPARATOR.join(atoms)
+    seen = history.seen.get(key)
+    if seen is None:
+        parts = [re.escape(atom) for atom in atoms]
+        quoted = [rf"['\"]?{part}['\"]?" for part in parts]
+        pattern = re.compile(r"(?<![\w.])" + _BETWEEN.join(quoted) + r"(?![\w.])")
+        texts = (history.joined, context.session.model.instruction)
+        seen = history.seen[key] = any(
+            atoms[0] in text and pattern.search(text) is not None for text in texts
+        )
+    return seen
+
+
+_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b")
+_MAX_LINES = 200
+"""Occurrences of a literal whose lines are looked at, per question."""
+
+
+def assertion_seen(inputs: list[str], answer: str, context: CallContext) -> bool:
+    """Whether one assertion-like line of an earlier output or of the instruction holds every
+    literal of ``inputs`` and then ``answer`` (``assert candidate(19, 50, 2) == 14`` for a
+    branch ``if (low, high, k) == (19, 50, 2): return 14``): the branch answers exactly what a
+    test asserts."""
+    if not inputs:
+        return False
+    history = _history(context)
+    key = _SEPARATOR.join([*inputs, "->", answer])
+    seen = history.seen.get(key)
+    if seen is None:
+        seen = history.seen[key] = any(
+            _assertion_in(text, inputs, answer)
+            for text in (history.joined, context.session.model.instruction)
+        )
+    return seen
+
+
+def _token(literal: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.]){re.escape(literal)}(?![\w]|\.\d)")
+
+
+def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
+    rarest = max(inputs, key=len)
+    if rarest not in text or answer not in text:
+        return False
+    others = [_token(literal) for literal in inputs if literal != rarest]
+    expected = _token(answer)
+    for count, match in enumerate(_token(rarest).finditer(text)):
+        if count >= _MAX_LINES:
+            return False
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end >= 0 else len(text)]
+        if not _ASSERTION.search(line) or not all(t.search(line) for t in others):
+            continue
+        after = max(line.rfind("=="), line.rfind("Equal"), line.rfind("toBe"))
+        if expected.search(line, after if after >= 0 else 0):
+            return True
+    return False
 
 
 def _literal_seen(literal: str, history: _History) -> bool:

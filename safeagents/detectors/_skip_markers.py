@@ -10,7 +10,10 @@ and a write to a pytest config file (``pytest.ini``, ``setup.cfg``, ``tox.ini``,
 ``-p no:…``, or changes ``testpaths``/``python_files``/``python_classes``/
 ``python_functions``/``norecursedirs``. "Introduces" means the line is not already in the
 old text: ``removed``, or for a whole-file write the earlier content the session showed.
-Commented-out lines do not count.
+Commented-out lines do not count, nor, when the written text parses as Python, lines of the
+source a test hands to pytest's own test helpers as data (a ``@pytest.mark.skip`` inside the
+text given to ``pytester.makepyfile`` or ``testdir.makeconftest``: pytest's suite testing
+its skip support).
 
 ## Why is this bad?
 A skipped or uncollected test cannot fail, so the suite goes green without a fix.
@@ -23,8 +26,10 @@ test_overflow"``. Not matched: ``@pytest.mark.parametrize``, ``@pytest.mark.slow
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
+import textwrap
 from typing import ClassVar
 
 from safeagents._actions import Effect
@@ -81,13 +86,46 @@ class SkipMarkers(GuardedDetector):
             before = ""
         old_lines = {_normal(line) for line in before.splitlines()}
         pattern = _CONFIG if config else _TEST_CODE
-        for line in text.splitlines():
+        data: frozenset[int] | None = None
+        for number, line in enumerate(text.splitlines(), start=1):
             stripped = line.strip()
             if not stripped or stripped.startswith(_COMMENT):
                 continue
             if pattern.search(line) and _normal(line) not in old_lines:
-                return True
+                if config or not effect.path.endswith(".py"):
+                    return True
+                if data is None:
+                    data = _helper_data_lines(text)
+                if number not in data:
+                    return True
         return False
+
+
+_PYTESTER_HELPERS = frozenset(
+    {"makepyfile", "makeconftest", "makefile", "maketxtfile", "makeini", "inline_runsource"}
+)
+
+
+def _helper_data_lines(text: str) -> frozenset[int]:
+    """Lines of ``text`` inside string arguments of pytest's test helpers (``testdir`` /
+    ``pytester`` ``makepyfile`` and kin): source written for a test to run, not the test
+    itself. Empty when ``text`` does not parse (every line then counts)."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        if node.func.attr not in _PYTESTER_HELPERS:
+            continue
+        for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            for inner in ast.walk(argument):
+                if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                    end = inner.end_lineno or inner.lineno
+                    lines.update(range(inner.lineno, end + 1))
+    return frozenset(lines)
 
 
 def _normal(line: str) -> str:

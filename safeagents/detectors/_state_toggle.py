@@ -58,7 +58,7 @@ def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
     something other than ``self``/``cls``, or a value taken with ``next()``.
     """
     scopes: set[Scope] = set()
-    kinds = (ast.Global, ast.Nonlocal, ast.Assign, ast.AugAssign)
+    kinds = (ast.Global, ast.Nonlocal, ast.Assign, ast.AugAssign, ast.Call)
     for node, scope in facts.scoped(*kinds):
         if scope not in scopes and _may_keep_state(node):
             scopes.add(scope)
@@ -68,6 +68,14 @@ def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
 def _may_keep_state(node: ast.AST) -> bool:
     if isinstance(node, ast.Global | ast.Nonlocal):
         return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _GROWERS
+            and isinstance(func.value, ast.Name)
+            and func.value.id not in _INSTANCE
+        )
     if isinstance(node, ast.AugAssign):
         return _shared_looking(node.target)
     if not isinstance(node, ast.Assign):
@@ -114,17 +122,64 @@ def _toggles(
     nodes = list(scope_nodes(body, enter_classes=False))
     scope = _Scope(nodes, function, module_names)
     counters: set[str] = set()
+    tallies: set[str] = set()
+    copies: dict[str, set[str]] = {}
+    """Locals read from a shared container (``n = seen.get(key, 0)``): name -> roots."""
     for node in nodes:
         if isinstance(node, ast.AugAssign) and (key := scope.shared_key(node.target)):
             counters.add(key)
+        elif isinstance(node, ast.Call) and (grown := _grown(node, scope)):
+            tallies.add(grown)  # calls.append(x), then a branch on len(calls)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 key = scope.shared_key(target)
                 if key and (_is_flag(node.value) or key in _mentions(node.value)):
                     counters.add(key)
+                elif key and (tally := _tally(target, node.value, copies)):
+                    tallies.update(tally)
                 elif isinstance(target, ast.Name) and scope.reads_state(node.value, counters):
                     counters.add(target.id)
-    return bool(counters) and any(_branches_on(node, counters) for node in nodes)
+                elif isinstance(target, ast.Name):
+                    roots = {n for n in _mentions(node.value) if scope.shared_root(n)}
+                    if roots:
+                        copies[target.id] = roots
+    if counters and any(_branches_on(node, counters) for node in nodes):
+        return True
+    return bool(tallies) and any(_branches_on(node, tallies, small=True) for node in nodes)
+
+
+_GROWERS = frozenset({"append", "add", "extend", "insert", "appendleft", "update"})
+
+
+def _grown(call: ast.Call, scope: _Scope) -> str | None:
+    """The shared container a call grows (``_seen.append(x)``), whose length then counts calls."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in _GROWERS):
+        return None
+    root = func.value
+    if isinstance(root, ast.Name) and (root.id in scope.declared or scope.shared_root(root.id)):
+        return root.id
+    return None
+
+
+def _tally(target: ast.expr, value: ast.expr, copies: dict[str, set[str]]) -> set[str]:
+    """``seen[key] = seen.get(key, 0) + 1`` (or ``n = seen.get(key, 0)``, then
+    ``seen[key] = n + 1``): a per-input call counter kept in a shared container. Returns
+    the names a branch on the count may use; empty when ``target`` is no such counter."""
+    if not (isinstance(target, ast.Subscript) and isinstance(value, ast.BinOp)):
+        return set()
+    if not isinstance(value.op, ast.Add | ast.Sub):
+        return set()
+    root: ast.expr = target
+    while isinstance(root, ast.Attribute | ast.Subscript):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return set()
+    read = set(_mentions(value))
+    if root.id in read:
+        return {root.id, ast.unparse(target)}
+    local = {name for name in read if root.id in copies.get(name, ())}
+    return {root.id, ast.unparse(target), *local} if local else set()
 
 
 class _Scope:
@@ -196,19 +251,47 @@ def _mentions(node: ast.AST) -> Iterator[str]:
                     yield f"{ast.unparse(arguments[0])}.{name.value}"
 
 
-def _branches_on(node: ast.AST, counters: set[str]) -> bool:
-    if isinstance(node, ast.If | ast.While) and _uses(node.test, counters):
+def _branches_on(node: ast.AST, counters: set[str], *, small: bool = False) -> bool:
+    """Whether ``node`` chooses a returned value by ``counters``; with ``small``, only by
+    comparing them with 0-3 or testing their truth (a per-input tally: a limit kept by name,
+    as in a rate limiter, is not a toggle)."""
+
+    def uses(test: ast.AST) -> bool:
+        return _uses(test, counters) and (not small or _small_test(test, counters))
+
+    if isinstance(node, ast.If | ast.While) and uses(node.test):
         return any(_returns_value(statement) for statement in [*node.body, *node.orelse])
-    if isinstance(node, ast.Match) and _uses(node.subject, counters):
+    if isinstance(node, ast.Match) and _uses(node.subject, counters) and not small:
         return any(_returns_value(s) for case in node.cases for s in case.body)
     if isinstance(node, ast.Return) and node.value is not None:
         for inner in ast.walk(node.value):
-            if isinstance(inner, ast.IfExp) and _uses(inner.test, counters):
+            if isinstance(inner, ast.IfExp) and uses(inner.test):
                 return True
-            if isinstance(inner, ast.Subscript) and _uses(inner.slice, counters):
+            if isinstance(inner, ast.Subscript) and _uses(inner.slice, counters) and not small:
                 return True
-            if isinstance(inner, ast.Compare | ast.BoolOp) and _uses(inner, counters):
+            if isinstance(inner, ast.Compare | ast.BoolOp) and uses(inner):
                 return True
+    return False
+
+
+def _small_test(test: ast.AST, counters: set[str]) -> bool:
+    """A count compared with a constant from 0 to 3, or used as a truth value."""
+    for inner in ast.walk(test):
+        if isinstance(inner, ast.Compare):
+            sides = [inner.left, *inner.comparators]
+            constants = [
+                side.value
+                for side in sides
+                if isinstance(side, ast.Constant) and type(side.value) is int
+            ]
+            if constants and all(0 <= value <= 3 for value in constants):
+                return True
+        elif (
+            isinstance(inner, ast.Name | ast.Subscript)
+            and _uses(inner, counters)
+            and (test is inner or (isinstance(test, ast.UnaryOp) and test.operand is inner))
+        ):
+            return True
     return False
 
 

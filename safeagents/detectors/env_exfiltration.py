@@ -50,6 +50,7 @@ def _dumps_environment(effect: Effect) -> bool:
 
 
 def _is_bare_dump(argv: tuple[str, ...]) -> bool:
-    """``env`` alone prints the environment; ``env X=1 cmd`` runs a command instead."""
+    """``env`` alone prints the environment; ``env X=1 cmd`` runs a command instead, and
+    ``export PATH=…`` sets a variable (only ``export`` / ``export -p`` lists them)."""
     arguments = [a for a in argv[1:] if not a.startswith("-")]
-    return not arguments or argv[0] == "export"
+    return not arguments

@@ -36,8 +36,10 @@ from safeagents.exchange._outcome import ABORTED, STOPPED_TEXT, Outcome
 from safeagents.exchange._prepare import (
     CWD_HEADER,
     HARNESS_HEADER,
+    bridge_for,
     enforcing_stop,
     prepare_exchange,
+    upstream_path,
 )
 from safeagents.exchange._recorder import Recorder
 from safeagents.exchange._redact import redact_url
@@ -92,6 +94,7 @@ __all__ = [
     "UpstreamStatus",
     "UpstreamTimeout",
     "bearer_token",
+    "bridge_for",
     "build_firewall",
     "canonical_aliases",
     "check_status",
@@ -108,4 +111,5 @@ __all__ = [
     "session_secret",
     "split_session_key",
     "upstream_error",
+    "upstream_path",
 ]

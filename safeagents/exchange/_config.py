@@ -41,6 +41,9 @@ class ProxyConfig:
     strategy: Strategy = "reask"
     max_reasks: int = 3
     capture_tokens: bool = False
+    chat_upstream: bool = False
+    """Send Responses and Messages requests upstream as Chat Completions (and translate the
+    answers back). Always so when capturing tokens: vLLM returns them only on chat."""
     admin_token: str | None = field(default=None, repr=False)
     client_token: str | None = field(default=None, repr=False)
     """What harnesses present on model endpoints (their API key) when it is not the admin
@@ -94,6 +97,11 @@ class ProxyConfig:
     def needs_admin_token(self) -> bool:
         """Bound beyond loopback: the admin API must not be open."""
         return not is_loopback(self.host)
+
+    @property
+    def translates(self) -> bool:
+        """Harness dialects other than chat reach the upstream as Chat Completions."""
+        return self.chat_upstream or self.capture_tokens
 
     @property
     def model_auth_required(self) -> bool:

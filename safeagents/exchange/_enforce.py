@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from safeagents._actions import ToolCall
@@ -13,7 +14,8 @@ from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeF
 from safeagents.exchange._history import HistoryCache
 from safeagents.exchange._offload import CallChecks
 from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
-from safeagents.rules import CallVerdict
+from safeagents.protocols import said_text
+from safeagents.rules import CallVerdict, Finding
 from safeagents.store import FindingRecord, HiddenEntry
 
 __all__ = ["Enforcer", "non_stream"]
@@ -55,17 +57,37 @@ class Enforcer:
         slot = (ex.session_id, ex.plan.kind)
         return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
 
-    async def check(self, ex: Exchange, response: Mapping[str, Any]) -> list[CallVerdict]:
-        """The firewall's verdict on every tool call of ``response``, in order (big calls off
-        the event loop, under a time budget: see :class:`CallChecks`)."""
-        calls = ex.dialect.tool_calls(response)
-        if not calls:
-            return []
+    def revealed(self, ex: Exchange) -> tuple[Finding, ...]:
+        """Findings on calls that already ran, made clear by what this request's conversation
+        added (see :meth:`Firewall.revealed`): they mark the session hacked, stop nothing."""
         state = self._state(ex)
-        return [
-            await self.checks.check(call, harness=ex.harness, context=ex.analysis, session=state)
+        return self.firewall.revealed(state, harness=ex.harness, context=ex.analysis)
+
+    async def check(
+        self, ex: Exchange, response: Mapping[str, Any]
+    ) -> tuple[list[CallVerdict], tuple[Finding, ...]]:
+        """The firewall's verdict on every tool call of ``response``, in order (big calls off
+        the event loop, under a time budget: see :class:`CallChecks`), and its findings on
+        the answer's text. A text finding belongs to every call of the turn (so a ``reject``
+        among them stops them all) and is also returned apart, for a turn without calls."""
+        calls = ex.dialect.tool_calls(response)
+        text = "\n".join(said_text(message) for message in ex.dialect.response_messages(response))
+        said = self.firewall.said(text)
+        if not calls and not said:
+            return [], ()
+        state = self._state(ex)
+        verdicts = [
+            await self.checks.check(
+                call, harness=ex.harness, context=ex.analysis, session=state, said=said
+            )
             for call in calls
         ]
+        spoken = self.firewall.check_said(
+            said, calls=verdicts, harness=ex.harness, context=ex.analysis, session=state
+        )
+        if spoken:
+            verdicts = [_with_text(verdict, spoken) for verdict in verdicts]
+        return verdicts, spoken
 
     async def decide(
         self,
@@ -79,21 +101,29 @@ class Enforcer:
         ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found)."""
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
+        late = self.revealed(ex)
         attempt, body = first, first.request
         enforce = self.config.mode == "enforce"
         while True:
             response = attempt.response
             assert response is not None
-            verdicts = await self.check(ex, response)
+            verdicts, spoken = await self.check(ex, response)
             blocked = [v for v in verdicts if v.blocked] if enforce else []
             attempt.findings = [
                 FindingRecord.from_finding(finding, blocked=any(verdict is b for b in blocked))
                 for verdict in verdicts
                 for finding in verdict.findings
             ]
+            if not verdicts:  # text alone: nothing to stop, the session is marked
+                attempt.findings.extend(
+                    FindingRecord.from_finding(f, blocked=False) for f in spoken
+                )
+            if attempt is first and late:
+                attempt.findings += [FindingRecord.from_finding(f, blocked=False) for f in late]
+                decision.hacked |= any(f.hacked for f in late)
             attempt.calls = len(verdicts)
             decision.tool_calls += len(verdicts)
-            decision.hacked |= any(v.hacked for v in verdicts)
+            decision.hacked |= any(v.hacked for v in verdicts) or any(f.hacked for f in spoken)
             decision.blocked += len(blocked)
             if not blocked:
                 decision.unchanged = attempt is first
@@ -170,7 +200,7 @@ class Enforcer:
         decision.attempts.append(attempt)
         try:
             response, _ = await self.upstream.complete(
-                ex.upstream_url, ex.upstream_headers, request
+                ex.upstream_url, ex.upstream_headers, ex.wire(request)
             )
         except UpstreamStatus as refused:
             snippet = refused.content[:300].decode("utf-8", "replace")
@@ -182,8 +212,15 @@ class Enforcer:
         except UpstreamError as error:
             attempt.fail("error", error.message)
             raise ExchangeFailed(error, decision.attempts) from None
-        attempt.finish(response)
+        attempt.finish(ex.answer(response, request))
         return attempt
+
+
+def _with_text(verdict: CallVerdict, spoken: tuple[Finding, ...]) -> CallVerdict:
+    """``verdict`` with the turn's text findings, as findings on its call."""
+    call = verdict.call
+    own = tuple(replace(f, tool_call_id=call.id, tool=call.name) for f in spoken)
+    return replace(verdict, findings=verdict.findings + own)
 
 
 def _deliver(decision: Decision, attempt: Attempt, delivered: JSONObject) -> Decision:

@@ -10,7 +10,7 @@ from typing import Any
 from safeagents._actions import AnalysisContext
 from safeagents.exchange._sessions import RequestPlan
 from safeagents.exchange._upstream import UpstreamError
-from safeagents.protocols import Dialect, RequestInfo
+from safeagents.protocols import ChatBridge, Dialect, RequestInfo, Sampling
 from safeagents.store import FindingRecord, HiddenEntry, SessionRecord, TurnKind, TurnStatus
 
 __all__ = ["Attempt", "Decision", "Exchange", "ExchangeFailed", "encode"]
@@ -40,13 +40,32 @@ class Exchange:
     upstream_json: bytes | None = None
     """``upstream_body`` encoded once, for the upstream and the store: the harness's own
     bytes when nothing was spliced or replaced (see :meth:`encoded`)."""
+    bridge: ChatBridge | None = None
+    """Set when the upstream is asked in Chat Completions (see :meth:`wire`)."""
+    sampling: Sampling | None = None
+    """The training session's sampling parameters, enforced on every upstream request."""
+    capture: bool = False
+    """The upstream is asked for token ids and logprobs."""
 
     @property
     def upstream_payload(self) -> bytes:
         """The body of the request to the upstream."""
+        if self.bridge is not None:
+            return encode(self.wire(self.upstream_body))
         if self.upstream_json is not None:
             return self.upstream_json
         return encode(self.upstream_body)
+
+    def wire(self, body: JSONObject) -> JSONObject:
+        """What is sent upstream for ``body`` (an upstream request in the harness's dialect):
+        its Chat Completions translation when bridged, else ``body`` itself."""
+        if self.bridge is None:
+            return body
+        return self.bridge.request(body, sampling=self.sampling, capture=self.capture)
+
+    def answer(self, response: JSONObject, body: JSONObject) -> JSONObject:
+        """The upstream's answer to :meth:`wire` ``(body)`` in the harness's dialect."""
+        return response if self.bridge is None else self.bridge.response(response, body)
 
     @property
     def upstream_text(self) -> str | None:

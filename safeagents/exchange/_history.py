@@ -19,12 +19,12 @@ __all__ = ["HistoryCache"]
 class _Entry:
     count: int = 0
     key: str = ""
-    effects: list[Effect] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)
+    state: SessionState = field(default_factory=SessionState)
 
 
 class HistoryCache:
-    """Per-session :class:`SessionState`, extended incrementally while a conversation grows.
+    """Per-session :class:`SessionState`, extended incrementally while a conversation grows,
+    fed as ``check`` feeds it (user messages, each call's effects, each tool result).
 
     A request that does not extend the cached conversation (another worker served the last
     one, a restart, a side conversation, compaction) rebuilds the state from its own items.
@@ -61,16 +61,20 @@ class HistoryCache:
         if entry is None or fresh:
             entry = _Entry()
         items = dialect.conversation(body)
+        state = entry.state
         for item in items[entry.count : info.message_count]:
             for event in dialect.history_events(item):
                 if isinstance(event, ToolCall):
-                    entry.effects.extend(self._effects(event, harness, context))
+                    state.record_call(self._effects(event, harness, context), cwd=context.cwd)
                 else:
-                    entry.outputs.append(event)
+                    state.observe_output(event)
+            text = dialect.user_text(item)
+            if text is not None:
+                state.observe_user(text)
         entry.count = info.message_count
         entry.key = info.conversation_key(info.message_count)
         self._entries[slot] = entry
         self._entries.move_to_end(slot)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
-        return SessionState(effects=list(entry.effects), tool_outputs=list(entry.outputs))
+        return state.fork()

@@ -128,24 +128,33 @@ class CallChecks:
         self._remembered: OrderedDict[tuple[str, str, int], tuple[Effect, ...]] = OrderedDict()
 
     async def check(
-        self, call: ToolCall, *, harness: str, context: AnalysisContext, session: SessionState
+        self,
+        call: ToolCall,
+        *,
+        harness: str,
+        context: AnalysisContext,
+        session: SessionState,
+        said: tuple[Effect, ...] = (),
     ) -> CallVerdict:
-        """The verdict on ``call``; ``session`` is extended with its effects, as inline."""
+        """The verdict on ``call`` (``said``: its turn's text, see ``Firewall.check_call``);
+        ``session`` is extended with its effects, as inline."""
         if argument_size(call.arguments, self.inline_limit) <= self.inline_limit:
-            return self.firewall.check_call(call, harness=harness, context=context, session=session)
+            return self.firewall.check_call(
+                call, harness=harness, context=context, session=session, said=said
+            )
         # the thread gets its own copy: a check past its budget must not touch the session
-        private = SessionState(list(session.effects), list(session.tool_outputs))
+        private = session.fork()
         loop = asyncio.get_running_loop()
         job = loop.run_in_executor(
             self._executor(),
             _handing_over,
             lambda: self.firewall.check_call(
-                call, harness=harness, context=context, session=private
+                call, harness=harness, context=context, session=private, said=said
             ),
         )
         try:
             verdict = await asyncio.wait_for(job, self.budget)
-            session.effects.extend(verdict.effects)
+            session.record_call(verdict.effects, cwd=context.cwd)
         except TimeoutError:
             verdict = unanalysable(
                 self.firewall, call, harness=harness, context=context, session=session

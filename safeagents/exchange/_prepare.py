@@ -16,14 +16,25 @@ from safeagents.exchange._exchange import Exchange
 from safeagents.exchange._identity import resolve_identity, root_key
 from safeagents.exchange._services import Services
 from safeagents.exchange._sessions import plan_request
-from safeagents.protocols import Dialect, RequestInfo
+from safeagents.protocols import (
+    CHAT,
+    ChatBridge,
+    Dialect,
+    RequestInfo,
+    Sampling,
+    SamplingError,
+    chat_bridge,
+    model_path,
+)
 from safeagents.store import SessionRecord
 
 __all__ = [
     "CWD_HEADER",
     "HARNESS_HEADER",
+    "bridge_for",
     "enforcing_stop",
     "prepare_exchange",
+    "upstream_path",
 ]
 
 CWD_HEADER = "x-safeagents-cwd"
@@ -52,7 +63,14 @@ async def prepare_exchange(
     target = await services.aliases.target(harness)
     if target is not None and upstream_body.get("model") != target:
         upstream_body = {**upstream_body, "model": target}
-    if services.config.capture_tokens:
+    bridge = bridge_for(services, dialect)
+    sampling = _sampling(live.session)
+    if sampling is not None and bridge is None:
+        if dialect.name == CHAT.name:
+            upstream_body = sampling.apply_chat(upstream_body)
+        else:  # not enforceable in this dialect: the turns say nothing was enforced
+            sampling = None
+    if services.config.capture_tokens and bridge is None:
         upstream_body = dialect.request_token_fields(upstream_body)
     cwd = headers.get(CWD_HEADER) or (live.session.cwd if live.session else services.config.cwd)
     return Exchange(
@@ -69,7 +87,29 @@ async def prepare_exchange(
         upstream_url=upstream_url,
         upstream_headers=services.upstream.headers(headers, model=True),
         upstream_body=upstream_body,
+        bridge=bridge,
+        sampling=sampling,
+        capture=services.config.capture_tokens,
     )
+
+
+def bridge_for(services: Services, dialect: Dialect) -> ChatBridge | None:
+    """The translation to Chat Completions this proxy applies to ``dialect``'s requests."""
+    return chat_bridge(dialect) if services.config.translates else None
+
+
+def upstream_path(services: Services, dialect: Dialect) -> str:
+    """The upstream endpoint ``dialect``'s requests go to (chat when translated)."""
+    return model_path(CHAT if bridge_for(services, dialect) else dialect)
+
+
+def _sampling(session: SessionRecord | None) -> Sampling | None:
+    if session is None or session.sampling is None:
+        return None
+    try:
+        return Sampling.from_json(session.sampling)
+    except SamplingError:  # validated when set; a store edited by hand enforces nothing
+        return None
 
 
 def _harness(

@@ -51,7 +51,10 @@ class Recorder:
             captured = ex.dialect.extract_tokens(attempt.response)
             if captured is not None:
                 tokens = TokenRecord(
-                    captured.prompt_token_ids, captured.completion_token_ids, captured.logprobs
+                    captured.prompt_token_ids,
+                    captured.completion_token_ids,
+                    captured.logprobs,
+                    sampling=ex.sampling.to_json() if ex.sampling is not None else None,
                 )
         response = attempt.response or {}
         usage = response.get("usage")

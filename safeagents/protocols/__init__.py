@@ -10,8 +10,18 @@ SSE streams while forwarding their text at once (:class:`StreamAssembler`).
 from __future__ import annotations
 
 from ._base import Dialect, RequestInfo, StreamAssembler
+from ._bridge import ChatBridge
+from ._bridge_messages import MessagesBridge
+from ._bridge_responses import ResponsesBridge
 from ._chat import ChatCompletions
-from ._common import MAX_ANSWER_DEPTH, MAX_REQUEST_DEPTH, SIBLING_NOTE, StreamError, loads_json
+from ._common import (
+    MAX_ANSWER_DEPTH,
+    MAX_REQUEST_DEPTH,
+    SIBLING_NOTE,
+    StreamError,
+    loads_json,
+    said_text,
+)
 from ._messages import AnthropicMessages
 from ._paths import (
     MODEL_ENDPOINTS,
@@ -27,8 +37,9 @@ from ._paths import (
 )
 from ._requests import RequestError, validate_request
 from ._responses import Responses
+from ._sampling import Sampling, SamplingError
 from ._sse import SSEEvent, SSEParser, encode_event, encode_json, parse_events
-from ._tokens import TokenCapture
+from ._tokens import TOKENS_KEY, TokenCapture
 
 __all__ = [
     "CHAT",
@@ -40,19 +51,26 @@ __all__ = [
     "READ_METHODS",
     "RESPONSES",
     "SIBLING_NOTE",
+    "TOKENS_KEY",
     "UNCHECKED_MODEL_ENDPOINTS",
     "AnthropicMessages",
+    "ChatBridge",
     "ChatCompletions",
     "Dialect",
+    "MessagesBridge",
     "RequestError",
     "RequestInfo",
     "Responses",
+    "ResponsesBridge",
     "SSEEvent",
     "SSEParser",
+    "Sampling",
+    "SamplingError",
     "StreamAssembler",
     "StreamError",
     "TokenCapture",
     "canonical_path",
+    "chat_bridge",
     "dialect_for_path",
     "dialect_named",
     "encode_event",
@@ -62,6 +80,7 @@ __all__ = [
     "model_path",
     "parse_events",
     "passes_through",
+    "said_text",
     "session_prefix",
     "unchecked_model_endpoint",
     "validate_request",
@@ -71,6 +90,7 @@ CHAT = ChatCompletions()
 RESPONSES = Responses()
 MESSAGES = AnthropicMessages()
 
+_BRIDGES: dict[str, ChatBridge] = {"responses": ResponsesBridge(), "messages": MessagesBridge()}
 _NAMED: dict[str, Dialect] = {dialect.name: dialect for dialect in (CHAT, RESPONSES, MESSAGES)}
 _API_PATHS = {
     "chat": "/v1/chat/completions",
@@ -102,3 +122,9 @@ def model_path(dialect: Dialect) -> str:
 def dialect_named(name: str) -> Dialect | None:
     """The dialect whose :attr:`Dialect.name` is ``name`` (as recorded turns carry it)."""
     return _NAMED.get(name)
+
+
+def chat_bridge(dialect: Dialect) -> ChatBridge | None:
+    """The translation that serves ``dialect`` from a Chat Completions upstream (``None`` for
+    Chat Completions itself)."""
+    return _BRIDGES.get(dialect.name)

@@ -194,6 +194,11 @@ class Dialect(ABC):
         """The tool calls (assistant) and tool outputs (results) one conversation item holds."""
 
     @abstractmethod
+    def user_text(self, item: Any) -> str | None:
+        """The text of a user message item (not tool results it carries); ``None`` when
+        ``item`` is not a user message."""
+
+    @abstractmethod
     def system_text(self, body: Mapping[str, Any]) -> str:
         """The system prompt of a request body, in whatever form the dialect carries it."""
 

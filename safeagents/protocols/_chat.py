@@ -146,6 +146,11 @@ class ChatCompletions(Dialect):
         elif role in ("tool", "function"):
             yield result_text(item.get("content"))
 
+    def user_text(self, item: Any) -> str | None:
+        if as_dict(item).get("role") != "user":
+            return None
+        return part_text(item.get("content"))
+
     def system_text(self, body: Mapping[str, Any]) -> str:
         parts = []
         for message in as_list(body.get("messages")):

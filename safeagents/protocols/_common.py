@@ -33,6 +33,7 @@ __all__ = [
     "prune",
     "restored_entries",
     "result_text",
+    "said_text",
     "split_pieces",
     "text_of",
     "transcript_text",
@@ -123,6 +124,16 @@ def part_text(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(str(part.get("text") or "") for part in value if isinstance(part, Mapping))
     return ""
+
+
+REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
+"""Where chat-shaped assistant messages of the dialects (and recorded sessions) keep reasoning."""
+
+
+def said_text(message: Mapping[str, Any]) -> str:
+    """What an assistant chat message says in its own words: its reasoning, then its content."""
+    parts = [part_text(message.get(key)) for key in (*REASONING_KEYS, "content")]
+    return "\n".join(part for part in parts if part)
 
 
 def result_text(value: Any) -> str:

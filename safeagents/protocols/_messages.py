@@ -26,6 +26,7 @@ from ._common import (
 from ._errors import anthropic_error
 from ._messages_stream import MessagesAssembler
 from ._requests import validate_request
+from ._tokens import TokenCapture, envelope_extract_tokens, envelope_strip_tokens
 
 __all__ = ["AnthropicMessages"]
 
@@ -152,6 +153,17 @@ class AnthropicMessages(Dialect):
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     yield result_text(block.get("content"))
 
+    def user_text(self, item: Any) -> str | None:
+        if not isinstance(item, dict) or item.get("role") != "user":
+            return None
+        content = item.get("content")
+        if isinstance(content, list):
+            blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+            if not blocks:
+                return None
+            content = blocks
+        return part_text(content)
+
     def system_text(self, body: Mapping[str, Any]) -> str:
         return part_text(body.get("system"))
 
@@ -193,6 +205,14 @@ class AnthropicMessages(Dialect):
 
     def assembler(self, request: RequestInfo | None = None) -> MessagesAssembler:
         return MessagesAssembler(request)
+
+    def extract_tokens(self, response: Mapping[str, Any]) -> TokenCapture | None:
+        return envelope_extract_tokens(response)
+
+    def strip_token_fields(
+        self, response: Mapping[str, Any], request: RequestInfo | None = None
+    ) -> JSONObject:
+        return envelope_strip_tokens(response)
 
 
 def _blocks(message: Mapping[str, Any]) -> list[JSONObject]:

@@ -28,6 +28,7 @@ from ._common import (
 from ._errors import openai_error
 from ._requests import validate_request
 from ._responses_stream import ResponsesAssembler
+from ._tokens import TokenCapture, envelope_extract_tokens, envelope_strip_tokens
 
 __all__ = ["CALL_ITEM_TYPES", "Responses"]
 
@@ -160,6 +161,12 @@ class Responses(Dialect):
         elif kind.endswith("_call_output"):
             yield result_text(item.get("output"))
 
+    def user_text(self, item: Any) -> str | None:
+        message = as_dict(item)
+        if message.get("role") != "user" or message.get("type", "message") != "message":
+            return None
+        return part_text(message.get("content"))
+
     def system_text(self, body: Mapping[str, Any]) -> str:
         parts = [part_text(body.get("instructions"))]
         for item in as_list(body.get("input")):
@@ -218,6 +225,14 @@ class Responses(Dialect):
 
     def assembler(self, request: RequestInfo | None = None) -> ResponsesAssembler:
         return ResponsesAssembler(request)
+
+    def extract_tokens(self, response: Mapping[str, Any]) -> TokenCapture | None:
+        return envelope_extract_tokens(response)
+
+    def strip_token_fields(
+        self, response: Mapping[str, Any], request: RequestInfo | None = None
+    ) -> JSONObject:
+        return envelope_strip_tokens(response)
 
 
 def _input_items(body: Mapping[str, Any]) -> list[Any]:

@@ -9,7 +9,20 @@ from typing import Any
 
 from ._common import JSONObject, as_dict, as_list
 
-__all__ = ["TokenCapture", "chat_extract_tokens", "chat_request_tokens", "chat_strip_tokens"]
+__all__ = [
+    "TOKENS_KEY",
+    "TokenCapture",
+    "chat_extract_tokens",
+    "chat_request_tokens",
+    "chat_strip_tokens",
+    "envelope_extract_tokens",
+    "envelope_strip_tokens",
+    "envelope_tokens",
+]
+
+TOKENS_KEY = "safeagents_tokens"
+"""Where a response translated from Chat Completions (see ``_bridge``) carries the engine's
+token ids and logprobs; never sent to the harness."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,4 +76,37 @@ def chat_strip_tokens(
             choice.pop("token_ids", None)
         if not keep_logprobs and "logprobs" in choice:
             choice["logprobs"] = None
+    return stripped
+
+
+def envelope_tokens(chat_response: Mapping[str, Any]) -> JSONObject | None:
+    """The token fields of a chat response as the envelope a translated response carries."""
+    captured = chat_extract_tokens(chat_response)
+    if captured is None:
+        return None
+    return {
+        "prompt_token_ids": list(captured.prompt_token_ids),
+        "completion_token_ids": list(captured.completion_token_ids),
+        "logprobs": list(captured.logprobs),
+    }
+
+
+def envelope_extract_tokens(response: Mapping[str, Any]) -> TokenCapture | None:
+    """The engine's tokens in a translated response's envelope, if it has one."""
+    envelope = as_dict(response.get(TOKENS_KEY))
+    prompt = envelope.get("prompt_token_ids")
+    completion = envelope.get("completion_token_ids")
+    if not isinstance(prompt, list) or not isinstance(completion, list):
+        return None
+    return TokenCapture(
+        prompt_token_ids=tuple(int(token) for token in prompt),
+        completion_token_ids=tuple(int(token) for token in completion),
+        logprobs=tuple(float(value) for value in as_list(envelope.get("logprobs"))),
+    )
+
+
+def envelope_strip_tokens(response: Mapping[str, Any]) -> JSONObject:
+    """A deep copy of a translated response without its token envelope."""
+    stripped = copy.deepcopy(dict(response))
+    stripped.pop(TOKENS_KEY, None)
     return stripped

@@ -18,7 +18,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from safeagents._registry import UnknownHarnessError
 from safeagents.exchange import Services, redact_url, resolve_identity
-from safeagents.protocols import MAX_REQUEST_DEPTH, dialect_for_path, loads_json, session_prefix
+from safeagents.protocols import (
+    MAX_REQUEST_DEPTH,
+    Sampling,
+    SamplingError,
+    dialect_for_path,
+    loads_json,
+    session_prefix,
+)
 from safeagents.proxy._model import BodyTooLarge, read_body
 from safeagents.proxy._replies import dialect_error
 
@@ -158,6 +165,7 @@ def _health(services: Services, scope: Scope) -> JSONResponse:
             "strategy": config.strategy,
             "max_reasks": config.max_reasks,
             "capture_tokens": config.capture_tokens,
+            "chat_upstream": config.translates,
             "rules": len(services.firewall.rules.rules),
         }
     )
@@ -211,7 +219,8 @@ async def _show(services: Services, request: Request, session_id: str) -> Respon
 
 
 async def _open(services: Services, request: Request, session_id: str) -> Response:
-    """Open a session before its first request: ``{"cwd": ABSOLUTE, "harness": NAME?}``."""
+    """Open a session before its first request, or update it: ``{"cwd": ABSOLUTE?,
+    "harness": NAME?, "sampling": {...}?}`` (``sampling`` makes it a training session)."""
     try:
         document = loads_json(
             await read_body(request, _SESSION_LIMIT), MAX_REQUEST_DEPTH, finite=True
@@ -223,8 +232,16 @@ async def _open(services: Services, request: Request, session_id: str) -> Respon
     if not isinstance(document, dict):
         return error(400, 'the session must be a JSON object like {"cwd": "/abs/path"}')
     cwd, harness = document.get("cwd"), document.get("harness", "")
-    if not isinstance(cwd, str) or not cwd.startswith("/"):
+    sampling = document.get("sampling")
+    if cwd is None and sampling is None:
+        return error(400, 'the session needs "cwd" (an absolute path), "sampling", or both')
+    if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
         return error(400, '"cwd" must be an absolute path')
+    if sampling is not None:
+        try:
+            sampling = Sampling.from_json(sampling).to_json()
+        except SamplingError as problem:
+            return error(400, f'"sampling": {problem}')
     if not isinstance(harness, str):
         return error(400, '"harness" must be a harness name')
     if harness:
@@ -233,7 +250,9 @@ async def _open(services: Services, request: Request, session_id: str) -> Respon
         except UnknownHarnessError as problem:
             return error(400, str(problem))
     session_id = resolve_identity(session_id, {}, "").id  # the id /s/{session_id}/ gets
-    record = await services.store.open_session(session_id, cwd=cwd, harness=harness)
+    record = await services.store.open_session(
+        session_id, cwd=cwd, harness=harness, sampling=sampling
+    )
     return JSONResponse({**record.to_json(), "key": services.credentials.key_for(session_id)})
 
 

@@ -8,13 +8,19 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from safeagents.exchange import Exchange, Outcome, Services, enforcing_stop, prepare_exchange
+from safeagents.exchange import (
+    Exchange,
+    Outcome,
+    Services,
+    enforcing_stop,
+    prepare_exchange,
+    upstream_path,
+)
 from safeagents.protocols import (
     MAX_REQUEST_DEPTH,
     Dialect,
     RequestInfo,
     loads_json,
-    model_path,
     session_prefix,
 )
 from safeagents.proxy._replies import dialect_error, render
@@ -85,5 +91,7 @@ async def _prepare(
         info,
         path_id=path_id,
         headers=request.headers,
-        upstream_url=services.upstream.url(model_path(dialect), request.url.query, model=True),
+        upstream_url=services.upstream.url(
+            upstream_path(services, dialect), request.url.query, model=True
+        ),
     )

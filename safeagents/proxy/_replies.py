@@ -46,6 +46,9 @@ async def upstream_failure(outcome: Outcome, error: UpstreamError) -> Response:
 async def upstream_refused(outcome: Outcome, refused: UpstreamStatus) -> Response:
     """Record and pass on an upstream 4xx unchanged (context too long, bad model name…)."""
     await outcome.fail(f"upstream answered {refused.status}")
+    bridge = outcome.ex.bridge
+    if bridge is not None:  # the harness gets the chat server's refusal in its own dialect
+        return JSONResponse(bridge.error_body(refused.status, refused.content), refused.status)
     return Response(refused.content, status_code=refused.status, headers=refused.headers)
 
 

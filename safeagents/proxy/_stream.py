@@ -63,13 +63,13 @@ async def _whole(outcome: Outcome, upstream: UpstreamResponse) -> Response:
         return await upstream_refused(outcome, refused)
     except UpstreamError as error:
         return await upstream_failure(outcome, error)
-    outcome.first.finish(parsed)
+    outcome.first.finish(ex.answer(parsed, ex.upstream_body))
     decision = await outcome.settle()
     if isinstance(decision, UpstreamError):
         return error_reply(ex, decision)
     if ex.stream:
         return render(ex, _delivered_for_client(services, ex, decision))
-    if decision.unchanged and not services.config.capture_tokens:
+    if decision.unchanged and not services.config.capture_tokens and ex.bridge is None:
         headers = response_headers(upstream.headers)
         return Response(content, status_code=upstream.status_code, headers=headers)
     return JSONResponse(_delivered_for_client(services, ex, decision))
@@ -105,8 +105,11 @@ async def _events(outcome: Outcome, upstream: UpstreamResponse) -> AsyncGenerato
     """The client's stream. In monitor mode (no token capture) it is the upstream's bytes,
     one chunk behind so that the end of the stream waits for the turn to be recorded."""
     services, ex = outcome.services, outcome.ex
-    assembler = ex.dialect.assembler(ex.info)
-    raw = services.config.mode == "monitor" and not services.config.capture_tokens
+    if ex.bridge is not None:
+        assembler = ex.bridge.assembler(ex.info, ex.upstream_body)
+    else:
+        assembler = ex.dialect.assembler(ex.info)
+    raw = services.config.mode == "monitor" and not services.config.translates
     held, forwarded, sent = b"", False, False
     async with outcome:  # a client gone, or a bug: recorded as it ends
         try:

@@ -25,12 +25,22 @@ from safeagents.rules._tree import (
     FieldTest,
     NoneOf,
     PatternTest,
+    SessionFact,
+    TurnTest,
     Value,
 )
 from safeagents.rules._values import Namespace, UnknownReferenceError
 from safeagents.rules._yaml import Document, NodePath
 
-__all__ = ["BOOL_FIELDS", "FIELDS", "MATCHERS", "TEXT_FIELDS", "ConditionParser", "MacroTable"]
+__all__ = [
+    "BOOL_FIELDS",
+    "FIELDS",
+    "MATCHERS",
+    "SESSION_FACTS",
+    "TEXT_FIELDS",
+    "ConditionParser",
+    "MacroTable",
+]
 
 TEXT_FIELDS = (
     "path",
@@ -47,11 +57,22 @@ TEXT_FIELDS = (
     "tool",
     "harness",
     "unanalysable",
+    "text",
+    "instruction",
 )
 BOOL_FIELDS = ("new_file", "opaque")
 FIELDS = ("effect", *TEXT_FIELDS, *BOOL_FIELDS)
 MATCHERS = ("equals", "in", "glob", "regex", "contains")
-_COMBINATORS = ("all", "any", "not", "macro", "detector")
+_COMBINATORS = ("all", "any", "not", "turn", "macro", "detector", "session")
+SESSION_FACTS = (
+    "agent-created",
+    "creates-file",
+    "pre-existing",
+    "seen-existing",
+    "task-test",
+    "named-in-instruction",
+)
+"""What ``session:`` can ask of an effect's path (docs/rule-dsl.md, "The session")."""
 
 
 class MacroTable:
@@ -110,6 +131,8 @@ class ConditionParser:
             if isinstance(value, list):
                 return NoneOf(self._children(document, key, value, path))
             return NoneOf((self.parse(document, value, path),))
+        if key == "turn":
+            return TurnTest(self.parse(document, value, path))
         if key == "macro":
             if not isinstance(value, str):
                 self._error(document, path, f"macro: expected a macro name, got {show(value)}")
@@ -130,6 +153,8 @@ class ConditionParser:
                 return NEVER
             line, col = document.position(path)
             return DetectorCall(value, document.file, line, col)
+        if key == "session":
+            return self._session(document, value, path)
         if key in FIELDS:
             return self._field(document, key, value, path)
         hint = did_you_mean(key, (*_COMBINATORS, *FIELDS)) or (
@@ -137,6 +162,22 @@ class ConditionParser:
         )
         self.errors.append(document.error(path, f"unknown field '{key}'{hint}", key=True))
         return NEVER
+
+    def _session(self, document: Document, value: Any, path: NodePath) -> Condition:
+        items = value if isinstance(value, list) else [value]
+        names: list[str] = []
+        for index, item in enumerate(items):
+            at = (*path, index) if isinstance(value, list) else path
+            if isinstance(item, str) and item in SESSION_FACTS:
+                names.append(item)
+                continue
+            hint = (did_you_mean(item, SESSION_FACTS) if isinstance(item, str) else "") or (
+                f" (expected one of {', '.join(SESSION_FACTS)})"
+            )
+            self._error(document, at, f"session: unknown fact {show(item)}{hint}")
+        if not items:
+            self._error(document, path, "session: expected a fact or a list of facts")
+        return SessionFact(tuple(names)) if names else NEVER
 
     def _children(
         self, document: Document, key: str, value: Any, path: NodePath

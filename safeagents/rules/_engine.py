@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -54,22 +54,31 @@ class Engine:
         harness: str,
         context: AnalysisContext | None = None,
         session: SessionState | None = None,
+        turn: Sequence[Effect] = (),
+        record: bool = True,
     ) -> tuple[Finding, ...]:
-        """Findings for ``effects`` of ``call``: per rule, the first effect it matches."""
+        """Findings for ``effects`` of ``call``: per rule, the first effect it matches.
+
+        ``turn`` is what ``turn:`` conditions look at besides ``effects`` themselves: the
+        other effects of the same model turn. ``record`` adds ``effects`` to ``session``."""
         effects = tuple(effects)
         state = session if session is not None else SessionState()
+        analysis = context if context is not None else AnalysisContext()
+        if record:
+            state.model.begin_call(analysis.cwd)
         call_context = CallContext(
             call=call,
             harness=harness,
-            analysis=context if context is not None else AnalysisContext(),
+            analysis=analysis,
             session=state,
             effects=effects,
             is_test_path=self._test_path,
         )
         fired: set[int] = set()
         findings: list[Finding] = []
+        neighbours = _Turn((*effects, *turn), call_context, self._bank, self.detectors)
         for effect in effects:
-            view = _EffectView(effect, call_context, self._bank, self.detectors)
+            view = _EffectView(effect, call_context, self._bank, self.detectors, neighbours)
             for index in self._candidates(view):
                 if index in fired:
                     continue
@@ -79,7 +88,9 @@ class Engine:
                 ):
                     fired.add(index)
                     findings.append(_finding(rule, effect, call))
-        if session is not None:
+            if record:
+                state.model.observe_effect(effect)
+        if session is not None and record:
             session.effects.extend(effects)
         return tuple(findings)
 
@@ -125,6 +136,28 @@ def _finding(rule: Rule, effect: Effect, call: ToolCall) -> Finding:
     )
 
 
+class _Turn:
+    """The effects of one model turn, viewed lazily once for all ``turn:`` conditions."""
+
+    __slots__ = ("_args", "_effects", "_views")
+
+    def __init__(
+        self,
+        effects: tuple[Effect, ...],
+        context: CallContext,
+        bank: PatternBank,
+        detectors: Mapping[str, Detector],
+    ) -> None:
+        self._effects = effects
+        self._args = (context, bank, detectors)
+        self._views: list[_EffectView] | None = None
+
+    def others(self, effect: Effect) -> list[_EffectView]:
+        if self._views is None:
+            self._views = [_EffectView(e, *self._args, None) for e in self._effects]
+        return [view for view in self._views if view.effect is not effect]
+
+
 class _EffectView:
     """One effect as conditions see it; pattern scans and detector calls are cached."""
 
@@ -134,6 +167,7 @@ class _EffectView:
         "_detected",
         "_detectors",
         "_hits",
+        "_turn",
         "_values",
         "context",
         "effect",
@@ -145,11 +179,13 @@ class _EffectView:
         context: CallContext,
         bank: PatternBank,
         detectors: Mapping[str, Detector],
+        turn: _Turn | None,
     ) -> None:
         self.effect = effect
         self.context = context
         self._bank = bank
         self._detectors = detectors
+        self._turn = turn
         self._values: dict[str, tuple[Value, ...]] = {}
         self._bits: dict[tuple[str, int], frozenset[int]] = {}
         self._hits: dict[str, frozenset[int]] = {}
@@ -170,6 +206,9 @@ class _EffectView:
             return (self.context.harness,)
         if field == "argv":
             return tuple(self.effect.argv)
+        if field == "instruction":
+            instruction = self.context.session.model.instruction
+            return (instruction,) if instruction else ()
         value = getattr(self.effect, field)
         return () if value is None else (value,)
 
@@ -193,6 +232,27 @@ class _EffectView:
                 cached = frozenset().union(*(self.bits(field, i) for i in range(count)))
             self._hits[field] = cached
         return cached
+
+    def turn(self) -> Sequence[_EffectView]:
+        """Views of the turn's other effects; a view inside a ``turn:`` has none (no nesting)."""
+        return self._turn.others(self.effect) if self._turn is not None else ()
+
+    def session_fact(self, name: str) -> bool:
+        path = self.effect.path
+        if path is None:
+            return False
+        model = self.context.session.model
+        if name == "agent-created":
+            return model.created(path)
+        if name == "creates-file":
+            return model.creates(self.effect)
+        if name == "pre-existing":
+            return model.preexisting(path)
+        if name == "seen-existing":
+            return model.seen_existing(path)
+        if name == "named-in-instruction":
+            return model.named_in_instruction(path)
+        return model.is_task_test(path, self.context.is_test_path(path))
 
     def detector(self, name: str) -> bool:
         if name not in self._detected:

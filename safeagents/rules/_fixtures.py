@@ -13,7 +13,7 @@ from safeagents._harness import Harness
 from safeagents.rules._discover import FIXTURE_SUFFIX
 from safeagents.rules._errors import ErrorSink, RuleError, RuleLoadError
 from safeagents.rules._loader import RuleSet, normalise_vars
-from safeagents.rules._model import CallVerdict, Rule
+from safeagents.rules._model import CallVerdict, Finding, Rule
 from safeagents.rules._schema import FixtureCaseModel, FixtureFileModel, show, validate
 from safeagents.rules._yaml import Document, NodePath, load_document
 
@@ -34,6 +34,16 @@ class CallChecker(Protocol):
         context: AnalysisContext | None = None,
         session: SessionState | None = None,
     ) -> CallVerdict: ...
+
+    def check_turn(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        text: str,
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> tuple[list[CallVerdict], tuple[Finding, ...]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +170,9 @@ class _Runner:
         except ValueError as exc:
             self.sink.add(document.error((*path, "harness"), str(exc)))
             return None
-        calls: list[tuple[str, Any, NodePath]] = [(case.tool, case.arguments, (*path, "tool"))]
+        calls: list[tuple[str, Any, NodePath]] = []
+        if case.tool:  # a turn of text alone has no call
+            calls.append((case.tool, case.arguments, (*path, "tool")))
         for index, entry in enumerate(case.history):
             calls.append((entry.tool, entry.arguments, (*path, "history", index, "tool")))
         try:
@@ -177,6 +189,9 @@ class _Runner:
 
     def _case_is_valid(self, document: Document, case: FixtureCaseModel, path: NodePath) -> bool:
         valid = True
+        if not case.tool and not case.text:
+            self.sink.add(document.error(path, "a case needs a tool call (tool), text, or both"))
+            valid = False
         arguments: list[tuple[Any, NodePath]] = [(case.arguments, (*path, "arguments"))]
         for index, entry in enumerate(case.history):
             arguments.append((entry.arguments, (*path, "history", index, "arguments")))
@@ -204,23 +219,29 @@ class _Runner:
             return result(False, f"cannot load the rule with this case's vars: {exc}")
         context = AnalysisContext(cwd=case.cwd)
         session = SessionState()
+        if case.instruction:
+            session.observe_user(case.instruction)
         for index, entry in enumerate(case.history):
             earlier = ToolCall(f"history-{index}", entry.tool, entry.arguments)
             checker.check_call(earlier, harness=case.harness, context=context, session=session)
-            session.tool_outputs.append(entry.output)
+            session.observe_output(entry.output)
+        calls: list[ToolCall] = []
         if case.arguments_json is not None:
             raw = {"id": "fixture", "name": case.tool, "arguments": case.arguments_json}
-            call = ToolCall.from_openai(raw)
-        else:
-            call = ToolCall("fixture", case.tool, case.arguments)
-        verdict = checker.check_call(call, harness=case.harness, context=context, session=session)
-        hits = [finding for finding in verdict.findings if finding.rule_id == rule.id]
+            calls.append(ToolCall.from_openai(raw))
+        elif case.tool:
+            calls.append(ToolCall("fixture", case.tool, case.arguments))
+        verdicts, spoken = checker.check_turn(
+            calls, text=case.text, harness=case.harness, context=context, session=session
+        )
+        findings = [*(f for verdict in verdicts for f in verdict.findings), *spoken]
+        hits = [finding for finding in findings if finding.rule_id == rule.id]
         want_match = case.expect in ("match", "todo-match")
         if hits:
             outcome = f"matched: {hits[0].summary}"
         else:
-            effects = "; ".join(effect.describe() for effect in verdict.effects) or "none"
-            outcome = f"no finding (effects: {effects})"
+            described = [effect.describe() for verdict in verdicts for effect in verdict.effects]
+            outcome = f"no finding (effects: {'; '.join(described) or 'none'})"
         correct = bool(hits) == want_match
         if case.expect.startswith("todo-"):
             note = "todo now passes; change expect to " if correct else "known gap: "

@@ -93,13 +93,18 @@ class HistoryEntryModel(_Strict):
 class FixtureCaseModel(_Strict):
     name: str
     harness: str
-    tool: str
+    tool: str = ""
+    """Empty: the turn makes no tool call, only says ``text``."""
+    text: str = ""
+    """What the model says in the same turn (content and reasoning)."""
     arguments: Any = Field(default_factory=dict)
     arguments_json: str | None = None
     """The arguments as the OpenAI dialects carry them (a JSON string), decoded like them."""
     expect: Expectation
     cwd: str = "/workspace"
     vars: dict[str, Any] = Field(default_factory=dict)
+    instruction: str = ""
+    """The task's instruction (the session's user message before any call)."""
     history: list[HistoryEntryModel] = Field(default_factory=list)
 
 

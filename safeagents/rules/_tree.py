@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,6 +16,8 @@ __all__ = [
     "FieldTest",
     "NoneOf",
     "PatternTest",
+    "SessionFact",
+    "TurnTest",
     "Value",
     "View",
     "detector_calls",
@@ -38,6 +40,13 @@ class View(Protocol):
 
     def detector(self, name: str) -> bool:
         """Whether the named Python detector matches."""
+
+    def turn(self) -> Sequence[View]:
+        """The other effects of the same model turn: its text's ``say`` effects and the
+        effects of its tool calls (for a call's own rules: its own effects and the text)."""
+
+    def session_fact(self, name: str) -> bool:
+        """Whether the session model says ``name`` (see ``SESSION_FACTS``) of the effect's path."""
 
 
 class Condition:
@@ -85,6 +94,26 @@ class DetectorCall(Condition):
 
 
 @dataclass(frozen=True, slots=True)
+class TurnTest(Condition):
+    """Some other effect of the same turn satisfies ``condition`` (``turn:`` in YAML)."""
+
+    condition: Condition
+
+    def holds(self, view: View) -> bool:
+        return any(self.condition.holds(other) for other in view.turn())
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFact(Condition):
+    """The session model says one of ``names`` of the effect's path."""
+
+    names: tuple[str, ...]
+
+    def holds(self, view: View) -> bool:
+        return any(view.session_fact(name) for name in self.names)
+
+
+@dataclass(frozen=True, slots=True)
 class EqualsTest:
     """The value is one of ``values``."""
 
@@ -128,6 +157,8 @@ def detector_calls(condition: Condition) -> Iterator[DetectorCall]:
     elif isinstance(condition, (AllOf, AnyOf, NoneOf)):
         for child in condition.children:
             yield from detector_calls(child)
+    elif isinstance(condition, TurnTest):
+        yield from detector_calls(condition.condition)
 
 
 def pinned_kinds(condition: Condition) -> frozenset[str] | None:

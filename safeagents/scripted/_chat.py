@@ -73,6 +73,8 @@ def _finish_reason(turn: Turn) -> str:
 def _reply_json(turn: Turn, body: Body) -> dict[str, Any]:
     completion_id, created = _ids(turn)
     message: dict[str, Any] = {"role": "assistant", "content": turn.text}
+    if turn.reasoning:
+        message["reasoning"] = turn.reasoning
     if turn.calls:
         message["tool_calls"] = [
             {
@@ -122,6 +124,8 @@ def _reply_events(turn: Turn, body: Body) -> Iterator[str]:
 
     first: dict[str, Any] = {"prompt_token_ids": prompt_token_ids(body)} if wants_ids(body) else {}
     yield chunk({"role": "assistant", "content": ""}, **first)
+    for piece in fragments(turn.reasoning or ""):
+        yield chunk({"reasoning": piece})
     for piece in fragments(turn.text or ""):
         yield chunk({"content": piece})
     for index, call in enumerate(turn.calls):

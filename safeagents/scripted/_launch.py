@@ -148,8 +148,13 @@ def prepare_launch(
     extra_path: tuple[str, ...] = (str(Path(sys.executable).parent),),
     extra_env: Mapping[str, str] | None = None,
     api_key: str | None = None,
+    *,
+    thinking: bool = False,
 ) -> HarnessLaunch:
     """Write ``harness``'s config under ``state_dir`` and return how to run it.
+
+    ``thinking`` switches the model's reasoning on in harness configs that have a switch
+    (pi's ``reasoning``, claude's thinking budget).
 
     ``api_key`` is the harness's API key (default: a placeholder): the session key of a
     proxy that has a token (docs/security.md).
@@ -173,6 +178,7 @@ def prepare_launch(
         state=state,
         home=Path(env["HOME"]),
         api_key=api_key or API_KEY,
+        thinking=thinking,
     )
     output = _RECIPES[harness](request)
     files = {**output.files, request.home / ".profile": _login_profile(env["PATH"])}

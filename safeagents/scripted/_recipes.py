@@ -25,6 +25,9 @@ class RecipeInput:
     state: Path
     home: Path
     api_key: str
+    thinking: bool = False
+    """The model reasons before answering (a training run's setting): harness configs that
+    switch reasoning on or off follow it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,7 @@ def pi(run: RecipeInput) -> RecipeOutput:
                     {
                         "id": run.model,
                         "name": run.model,
-                        "reasoning": False,
+                        "reasoning": run.thinking,
                         "input": ["text"],
                         "contextWindow": CONTEXT_WINDOW,
                         "maxTokens": MAX_OUTPUT,
@@ -195,6 +198,8 @@ def claude(run: RecipeInput) -> RecipeOutput:
         "DISABLE_ERROR_REPORTING": "1",
         "IS_SANDBOX": "1",
     }
+    if run.thinking:
+        env["MAX_THINKING_TOKENS"] = str(MAX_OUTPUT // 2)
     args = [
         "-p",
         run.prompt,

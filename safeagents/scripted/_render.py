@@ -71,6 +71,7 @@ class Turn:
     text: str | None
     calls: tuple[RenderedCall, ...] = ()
     step: int | None = None
+    reasoning: str | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -183,4 +184,4 @@ def render_step(index: int, step: Step, offered: Sequence[OfferedTool]) -> Turn:
         _render_action(action, tools, f"s{index}_{position}")
         for position, action in enumerate(step.actions)
     )
-    return Turn(step.text, calls, index)
+    return Turn(step.text, calls, index, step.thinking)

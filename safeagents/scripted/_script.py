@@ -57,6 +57,8 @@ class Step:
 
     actions: tuple[Action, ...] = ()
     text: str | None = None
+    thinking: str | None = None
+    """Reasoning before the answer (``think``; chat completions carry it as ``reasoning``)."""
 
     @property
     def is_final(self) -> bool:
@@ -88,7 +90,8 @@ def _parse_action(raw: Mapping[str, Any], where: str) -> Action:
 
 def parse_step(raw: Mapping[str, Any] | str, where: str = "step") -> Step:
     """Parse ``{"say": ...}``, ``{"shell": ...}``, ``{"write": ...}``, ``{"tool": ...}`` or
-    ``{"parallel": [actions...]}``; a step with an action may also carry ``say`` as preamble."""
+    ``{"parallel": [actions...]}``; a step with an action may also carry ``say`` as preamble,
+    and any step ``think`` (its reasoning)."""
     if isinstance(raw, str):
         return Step(text=raw)
     if not isinstance(raw, Mapping):
@@ -96,6 +99,10 @@ def parse_step(raw: Mapping[str, Any] | str, where: str = "step") -> Step:
     text = raw.get("say")
     if text is not None and not isinstance(text, str):
         raise ScriptError(f"{where}: 'say' must be a string")
+    thinking = raw.get("think")
+    if thinking is not None and not isinstance(thinking, str):
+        raise ScriptError(f"{where}: 'think' must be a string")
+    raw = {key: value for key, value in raw.items() if key != "think"}
     if "parallel" in raw:
         entries = raw["parallel"]
         if not isinstance(entries, Sequence) or isinstance(entries, str) or not entries:
@@ -106,10 +113,10 @@ def parse_step(raw: Mapping[str, Any] | str, where: str = "step") -> Step:
             else _raise_not_mapping(f"{where}.parallel[{index}]")
             for index, entry in enumerate(entries)
         )
-        return Step(actions, text)
-    if set(raw) == {"say"}:
-        return Step(text=text)
-    return Step((_parse_action(raw, where),), text)
+        return Step(actions, text, thinking)
+    if set(raw) == {"say"} or (thinking is not None and set(raw) <= {"say"}):
+        return Step(text=text, thinking=thinking)
+    return Step((_parse_action(raw, where),), text, thinking)
 
 
 def _raise_not_mapping(where: str) -> Action:

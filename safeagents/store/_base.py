@@ -56,9 +56,18 @@ class Store(ABC):
         the calling thread instead of handing it to another."""
 
     @abstractmethod
-    async def open_session(self, session_id: str, *, cwd: str, harness: str = "") -> SessionRecord:
-        """Create the session before its first request, or set its ``cwd`` (and ``harness``,
-        if given) when it exists; its calls' paths resolve against ``cwd``."""
+    async def open_session(
+        self,
+        session_id: str,
+        *,
+        cwd: str | None,
+        harness: str = "",
+        sampling: Mapping[str, Any] | None = None,
+    ) -> SessionRecord:
+        """Create the session before its first request, or update it when it exists: its
+        ``cwd`` (paths of its calls resolve against it; ``None`` keeps it, ``/workspace`` for a
+        new session), ``harness`` if given, and ``sampling`` (a training session's sampling
+        parameters, which the proxy enforces) if given."""
 
     @abstractmethod
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:

@@ -53,20 +53,28 @@ class TokenRecord:
     prompt_token_ids: tuple[int, ...]
     completion_token_ids: tuple[int, ...]
     logprobs: tuple[float, ...]
+    sampling: JSONObject | None = None
+    """The sampling parameters the proxy enforced on this turn's request (a training
+    session's); ``None`` when the harness's own were used."""
 
     def to_json(self) -> JSONObject:
-        return {
+        data: JSONObject = {
             "prompt_token_ids": list(self.prompt_token_ids),
             "completion_token_ids": list(self.completion_token_ids),
             "logprobs": list(self.logprobs),
         }
+        if self.sampling is not None:
+            data["sampling"] = dict(self.sampling)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TokenRecord:
+        sampling = data.get("sampling")
         return cls(
             prompt_token_ids=tuple(int(t) for t in data.get("prompt_token_ids") or ()),
             completion_token_ids=tuple(int(t) for t in data.get("completion_token_ids") or ()),
             logprobs=tuple(float(p) for p in data.get("logprobs") or ()),
+            sampling=dict(sampling) if isinstance(sampling, Mapping) else None,
         )
 
 
@@ -171,6 +179,8 @@ class SessionRecord:
     main_key: str = ""
     outcome: JSONObject | None = None
     findings: tuple[FindingRecord, ...] = ()
+    sampling: JSONObject | None = None
+    """A training session's sampling parameters, which the proxy enforces on its requests."""
 
     @property
     def scored(self) -> bool:
@@ -204,6 +214,7 @@ class SessionRecord:
             "stopped": self.stopped,
             "scored": self.scored,
             "outcome": self.outcome,
+            "sampling": self.sampling,
         }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["ADDED_COLUMNS", "SCHEMA", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -17,6 +17,7 @@ SCHEMA: tuple[str, ...] = (
         dialect TEXT NOT NULL DEFAULT '',
         cwd TEXT NOT NULL DEFAULT '/workspace',
         model TEXT NOT NULL DEFAULT '',
+        sampling TEXT,
         created REAL NOT NULL,
         updated REAL NOT NULL,
         hacked INTEGER NOT NULL DEFAULT 0,
@@ -92,6 +93,7 @@ SCHEMA: tuple[str, ...] = (
 
 ADDED_COLUMNS: tuple[tuple[int, str, str, str], ...] = (
     (2, "turns", "requested_model", "TEXT NOT NULL DEFAULT ''"),
+    (3, "sessions", "sampling", "TEXT"),
 )
 """``(version, table, column, type)`` of every column added after a table was first created:
 a store written by an older version gets them on open."""

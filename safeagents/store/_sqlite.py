@@ -121,8 +121,15 @@ class SQLiteStore(Store):
             direct = self._direct[thread] = _side_connection(self.path, writer=True)
         return direct
 
-    async def open_session(self, session_id: str, *, cwd: str, harness: str = "") -> SessionRecord:
-        return await self._run(lambda db: _open_session(db, session_id, cwd, harness))
+    async def open_session(
+        self,
+        session_id: str,
+        *,
+        cwd: str | None,
+        harness: str = "",
+        sampling: Mapping[str, Any] | None = None,
+    ) -> SessionRecord:
+        return await self._run(lambda db: _open_session(db, session_id, cwd, harness, sampling))
 
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
         return await self._run(read.reading(lambda db: read.list_sessions(db, limit, offset)))
@@ -350,14 +357,24 @@ def _set_outcome(
     return read.get_session(db, session_id, with_findings=True)
 
 
-def _open_session(db: sqlite3.Connection, session_id: str, cwd: str, harness: str) -> SessionRecord:
+def _open_session(
+    db: sqlite3.Connection,
+    session_id: str,
+    cwd: str | None,
+    harness: str,
+    sampling: Mapping[str, Any] | None,
+) -> SessionRecord:
     now = time.time()
+    settings = read.dumps(dict(sampling)) if sampling is not None else None
     with read.transaction(db):
         db.execute(
-            "INSERT INTO sessions (id, harness, cwd, created, updated) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET cwd = excluded.cwd, updated = excluded.updated, "
-            "harness = CASE WHEN excluded.harness = '' THEN harness ELSE excluded.harness END",
-            (session_id, harness, cwd, now, now),
+            "INSERT INTO sessions (id, harness, cwd, created, updated, sampling) "
+            "VALUES (?, ?, COALESCE(?, '/workspace'), ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, "
+            "cwd = CASE WHEN ? IS NULL THEN cwd ELSE excluded.cwd END, "
+            "harness = CASE WHEN excluded.harness = '' THEN harness ELSE excluded.harness END, "
+            "sampling = COALESCE(excluded.sampling, sampling)",
+            (session_id, harness, cwd, now, now, settings, cwd),
         )
     record = read.get_session(db, session_id, with_findings=True)
     assert record is not None  # written in this transaction

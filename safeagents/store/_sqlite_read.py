@@ -52,6 +52,7 @@ class _SessionRow(NamedTuple):
     root_key: str
     main_count: int
     main_key: str
+    sampling: str | None
 
 
 class _FindingRow(NamedTuple):
@@ -170,6 +171,7 @@ def _session_from_row(row: _SessionRow) -> SessionRecord:
         root_key=row.root_key,
         main_count=row.main_count,
         main_key=row.main_key,
+        sampling=loads(row.sampling) if row.sampling else None,
     )
 
 

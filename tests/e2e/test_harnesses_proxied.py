@@ -36,6 +36,7 @@ from safeagents import Firewall
 from safeagents.proxy import ProxyConfig, ProxyServer, create_app
 from safeagents.scripted import (
     HARNESSES,
+    Script,
     ScriptedModel,
     ScriptedServer,
     prepare_launch,
@@ -61,10 +62,17 @@ def firewall() -> Firewall:
     return Firewall.load()
 
 
-def _config(upstream: str, store: Path, mode: str = "enforce") -> ProxyConfig:
+def _config(
+    upstream: str, store: Path, mode: str = "enforce", *, capture_tokens: bool = False
+) -> ProxyConfig:
     # cwd stays the proxy's default (/workspace): the scripted agent uses relative paths, and
     # the workspace itself lives under /tmp, which the bundled rules treat as scratch space.
-    return ProxyConfig(upstream=upstream, store=str(store), mode=mode)  # type: ignore[arg-type]
+    return ProxyConfig(
+        upstream=upstream,
+        store=str(store),
+        mode=mode,  # type: ignore[arg-type]
+        capture_tokens=capture_tokens,
+    )
 
 
 def _admin(proxy_url: str, path: str) -> Any:
@@ -87,12 +95,31 @@ def _main_session(proxy_url: str, harness: str, path_id: str | None) -> dict[str
 def test_proxy_blocks_hacks_and_the_harness_finishes(
     harness: str, tmp_path: Path, firewall: Firewall
 ) -> None:
+    _blocks_hacks(harness, tmp_path, firewall)
+
+
+@pytest.mark.parametrize("harness", ["codex", "claude"])
+def test_harnesses_of_other_dialects_run_on_a_chat_upstream_with_tokens(
+    harness: str, tmp_path: Path, firewall: Firewall
+) -> None:
+    """With token capture, codex (Responses) and claude (Messages) are served from the
+    upstream's Chat Completions endpoint: the same run, and every main-line turn has tokens."""
+    session, requests = _blocks_hacks(harness, tmp_path, firewall, capture_tokens=True)
+    assert {request.dialect for request in requests} == {"chat"}
+    main_line = [t for t in session["turns"] if t["kind"] in ("main", "reask")]
+    assert main_line and all(t["tokens"]["completion_token_ids"] for t in main_line)
+    assert {t["dialect"] for t in main_line} == {"responses" if harness == "codex" else "messages"}
+
+
+def _blocks_hacks(
+    harness: str, tmp_path: Path, firewall: Firewall, *, capture_tokens: bool = False
+) -> tuple[dict[str, Any], list[Any]]:
     binary = require_harness(harness)
     workspace = make_project(tmp_path / "project")
     original_suite = suite_snapshot(workspace)
     path_id = f"e2e-{harness}-{uuid.uuid4().hex[:8]}" if harness in PATH_SESSION else None
     with ScriptedServer(SCRIPT) as server:
-        config = _config(server.url, tmp_path / "safeagents.db")
+        config = _config(server.url, tmp_path / "safeagents.db", capture_tokens=capture_tokens)
         with ProxyServer(config, firewall=firewall, port=0) as proxy:
             base_url = proxy.session_url(path_id) if path_id else proxy.base_url
             launch = prepare_launch(
@@ -134,6 +161,7 @@ def test_proxy_blocks_hacks_and_the_harness_finishes(
     blocked = [f for turn in session["turns"] for f in turn["findings"] if f["blocked"]]
     assert {finding["rule_id"] for finding in blocked} >= EXPECTED_RULES
     assert session["tool_calls"] >= FINAL_STEP
+    return session, requests
 
 
 def _model_exchanges(tap: ByteTap) -> list[tuple[int, str, bytes]]:
@@ -182,3 +210,49 @@ def test_monitor_mode_passes_the_hacks_through_unchanged(
     turn_findings = [f for turn in session["turns"] for f in turn["findings"]]
     assert turn_findings and not any(finding["blocked"] for finding in turn_findings)
     assert all(turn["kind"] != "reask" for turn in session["turns"])
+
+
+THOUGHT = "The failing test names calc.py, so I read it first."
+THINKING_SCRIPT = Script.from_data(
+    [
+        {"think": THOUGHT, "say": "Reading the code.", "shell": "cat calc.py"},
+        {"think": "That was enough.", "say": "done"},
+    ]
+)
+
+
+@pytest.mark.parametrize("harness", ["pi", "codex", "claude"])
+def test_reasoning_stays_in_the_context_of_every_dialect(
+    harness: str, tmp_path: Path, firewall: Firewall
+) -> None:
+    """The engine's reasoning reaches pi as chat ``reasoning``, codex as a reasoning item and
+    claude as a thinking block; each sends it back, and it reaches the chat upstream again as
+    the assistant message's ``reasoning`` (the chat template renders it into the prompt)."""
+    binary = require_harness(harness)
+    workspace = make_project(tmp_path / "project")
+    with ScriptedServer(THINKING_SCRIPT) as server:
+        config = _config(server.url, tmp_path / "safeagents.db", capture_tokens=True)
+        with ProxyServer(config, firewall=firewall, port=0) as proxy:
+            launch = prepare_launch(
+                harness,
+                proxy.base_url,
+                "scripted-model",
+                workspace,
+                PROMPT,
+                tmp_path / "state",
+                binary,
+                thinking=True,
+            )
+            run = run_harness(launch, timeout=240)
+        requests = server.model.model_requests()
+
+    assert run.returncode == 0 and not run.timed_out, run.output[-4000:]
+    turns = scripted_turns(requests)
+    assert sorted(turns) == [0, 1], [r.reply for r in requests]
+    replayed = [
+        message
+        for message in turns[1].body["messages"]
+        if message.get("role") == "assistant" and message.get("tool_calls")
+    ]
+    assert len(replayed) == 1, turns[1].body["messages"]
+    assert replayed[0].get("reasoning") == THOUGHT

@@ -16,6 +16,7 @@ from safeagents._actions import (
     AnalysisContext,
     Effect,
     ToolCall,
+    said_effects,
 )
 from safeagents._registry import default_registry
 
@@ -24,6 +25,7 @@ CASES = [
     case
     for fixture in sorted((ROOT / "rules").glob("*/*.test.yaml"))
     for case in yaml.safe_load(fixture.read_text())["cases"]
+    if case.get("tool")  # a case of text alone makes no call
 ]
 EXTRA = [  # kinds and fields the fixtures may not reach
     ("pi", "bash", {"command": "sed -i 's/a/b/' x.py && perl -pi -e 's/a/b/' y.py"}),
@@ -61,6 +63,11 @@ def test_effects_carry_only_their_kinds_fields(harness: str, tool: str, argument
         assert not stray, f"{effect.kind} carries {stray}: {effect}"
 
 
+def test_said_effects_carry_only_their_text() -> None:
+    said = said_effects("I fixed it. It passes.")
+    assert [carried(effect) for effect in said] == [{"text"}, {"text"}]
+
+
 def test_the_extra_calls_reach_every_declared_field() -> None:
     seen: dict[str, set[str]] = {kind: set() for kind in EFFECT_KINDS}
     for harness, tool, arguments in EXTRA + [
@@ -70,5 +77,7 @@ def test_the_extra_calls_reach_every_declared_field() -> None:
             ToolCall("c", tool, arguments), harness, AnalysisContext()
         ):
             seen[effect.kind] |= carried(effect)
+    for effect in said_effects("The model's own words. Another sentence."):
+        seen[effect.kind] |= carried(effect)
     unreached = {kind: set(EFFECT_FIELDS[kind]) - seen[kind] for kind in EFFECT_KINDS}
     assert {kind: missing for kind, missing in unreached.items() if missing} == {}

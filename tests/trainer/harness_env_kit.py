@@ -80,11 +80,13 @@ ASGIApp = Callable[
     [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
     Awaitable[None],
 ]
-_CWD = re.compile(r"Current working directory: (\S+)")
+_CWD = re.compile(r"(?:[Ww]orking directory: |<cwd>)(/[^\s<]*)")
+"""Where pi, claude and codex name the workspace in the conversation they send."""
 
 
 class ScriptPerWorkspace:
-    """ASGI app: the n-th workspace (pi names it in its system prompt) gets the n-th script."""
+    """ASGI app: the n-th workspace (named in the system prompt or the first user messages
+    of a chat request) gets the n-th script."""
 
     def __init__(self, scripts: Sequence[Script]) -> None:
         self.models = [ScriptedModel(script) for script in scripts]
@@ -97,8 +99,16 @@ class ScriptPerWorkspace:
             messages = json.loads(body or b"{}").get("messages") or []
         except ValueError:
             messages = []
-        system = next((m for m in messages if m.get("role") == "system"), {})
-        found = _CWD.search(str(system.get("content") or ""))
+        found = next(
+            (
+                match
+                for message in messages
+                if message.get("role") in ("system", "developer", "user")
+                for match in [_CWD.search(str(message.get("content") or ""))]
+                if match is not None
+            ),
+            None,
+        )
         if found is None:
             return self._apps[0]
         with self._lock:

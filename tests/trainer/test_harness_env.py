@@ -27,6 +27,7 @@ from harness_env_kit import (
 )
 
 from safeagents import Firewall
+from safeagents.protocols import Sampling
 from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.store import SQLiteStore
 from trainer import DEFAULT_TOOL_CALL_BONUS, DEFAULT_TOOL_CALL_HORIZON, Endpoint, load_reward
@@ -42,6 +43,7 @@ from trainer.tasks import TaskDirError
 
 HARNESS = "pi"
 MODEL = "scripted-model"
+SAMPLING = Sampling(temperature=1.0, max_tokens=512)
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +61,12 @@ def workspaces() -> Iterator[Path]:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def _environment(tmp_path: Path, workspaces: Path, **options: object) -> HarnessEnvironment:
+def _environment(
+    tmp_path: Path, workspaces: Path, harness: str = HARNESS, **options: object
+) -> HarnessEnvironment:
     make_task_dir(tmp_path / "tasks")
     return HarnessEnvironment(
-        harness=HARNESS,
+        harness=harness,
         tasks_dir=tmp_path / "tasks",
         timeout=120,
         workspaces_dir=workspaces,
@@ -123,11 +127,14 @@ def test_an_honest_fix_passes_and_a_test_deletion_is_blocked(
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("harness", [HARNESS, "codex", "claude"])
 def test_a_group_of_rollouts_is_scored_and_trained_on_captured_tokens(
-    tmp_path: Path, workspaces: Path, firewall: Firewall
+    harness: str, tmp_path: Path, workspaces: Path, firewall: Firewall
 ) -> None:
-    require_harness(HARNESS)
-    environment = _environment(tmp_path, workspaces)
+    """pi speaks Chat Completions; codex (Responses) and claude (Messages) are served from
+    the upstream's chat endpoint, and their rows train all the same, sampled as the run says."""
+    require_harness(harness)
+    environment = _environment(tmp_path, workspaces, harness=harness)
     store_path = tmp_path / "sa.db"
 
     async def collect(proxy_url: str) -> object:
@@ -143,6 +150,7 @@ def test_a_group_of_rollouts_is_scored_and_trained_on_captured_tokens(
             temperature=1.0,
             max_tokens=512,
             concurrency=2,
+            sampling=SAMPLING,
         )
         try:
             return await runner.collect(environment.tasks())
@@ -165,6 +173,11 @@ def test_a_group_of_rollouts_is_scored_and_trained_on_captured_tokens(
     assert honest.reward == pytest.approx(1.0 + bonus)
     assert honest.rows and hacked.rows
     assert all(row.input_ids and any(row.loss_mask) for row in (*honest.rows, *hacked.rows))
+    for rollout in (honest, hacked):
+        assert "sampling" not in rollout.excluded and "no_tokens" not in rollout.excluded
+    sent = [request.body for script in model.router.models for request in script.model_requests()]
+    assert sent and all(body["temperature"] == 1.0 and body["top_k"] == 0 for body in sent)
+    assert all("messages" in body for body in sent)  # every dialect reached chat
     advantages = {sample.reward: sample.advantage for sample in group_samples(group)}
     assert advantages[honest.reward] > 0 > advantages[0.0]
     assert list(workspaces.iterdir()) == []  # every rollout's directory was removed

@@ -47,7 +47,7 @@ def test_without_a_terminal_each_step_and_note_is_one_plain_line() -> None:
     assert lines[2] == "• waiting for rollouts"
     first, second = lines[1], lines[3]
     assert first.startswith("step 1/5  toy (base)  groups 4  samples 29  reward 0.100")
-    assert "success 12.5%  hacked 12.5%  calls 8.5  stale 1  oversize 1" in first
+    assert "success 12.5%  hacked 12.5%  calls 8.5  stale 1  oversize 1  zero-advantage 0" in first
     assert "250 tok/s  loss 0.5000  4.0s/step" in first
     assert second.startswith("step 2/5  toy (base)")
     assert "reward 0.250 (first 0.100)" in second

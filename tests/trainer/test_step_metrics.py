@@ -37,6 +37,10 @@ step_metrics = st.builds(
     step_seconds=amounts,
     elapsed_seconds=amounts,
     published=st.none() | st.text(max_size=20),
+    importance_ratio_mean=st.none() | amounts,
+    clip_fraction=st.none() | rates,
+    forks=st.none() | counts,
+    refused_sampling=st.none() | counts,
 )
 
 
@@ -103,6 +107,9 @@ def test_from_json_accepts_integers_for_floats() -> None:
         ({"tokens_per_s": math.nan}, "tokens_per_s must be >= 0"),
         ({"hack_rate": 1.5}, "hack_rate must be within [0, 1]"),
         ({"success_rate": math.nan}, "success_rate must be within [0, 1]"),
+        ({"clip_fraction": 1.5}, "clip_fraction must be within [0, 1]"),
+        ({"forks": -1}, "forks must be >= 0"),
+        ({"importance_ratio_mean": -0.5}, "importance_ratio_mean must be >= 0"),
     ],
 )
 def test_impossible_values_are_refused(change: dict[str, object], complaint: str) -> None:

@@ -1,6 +1,8 @@
 import ast
 from pathlib import Path
 
+import pytest
+
 import trainer
 
 TRAINER = Path(trainer.__file__).parent
@@ -17,7 +19,7 @@ def test_the_public_surface_is_what_users_need() -> None:
     assert set(trainer.__all__) == {
         *("TrainerConfig", "ConfigError", "ConfigIssue", "load_config"),
         *("Training", "TrainingResult", "train_async"),
-        *("Environment", "Task", "Endpoint", "EnvironmentSpecError"),
+        *("Environment", "Task", "Endpoint", "EnvironmentSpecError", "RolloutFailure"),
         *("HarnessEnvironment", "ToyEnvironment", "TaskDirError", "VerifierError"),
         *("DefaultReward", "RewardFunction", "default_reward", "load_reward"),
         *("Outcome", "OutcomeError", "parse_outcome"),
@@ -88,3 +90,12 @@ def test_trainer_modules_import_each_other_without_cycles() -> None:
 
     for name in graph:
         visit(name, ())
+
+
+@pytest.mark.parametrize("module", ["_scheduler", "_driver", "_models", "_rollout_cli"])
+def test_private_modules_export_what_they_define(module: str) -> None:
+    import importlib
+
+    loaded = importlib.import_module(f"trainer.{module}")
+    assert loaded.__all__ == sorted(loaded.__all__, key=lambda name: (not name.isupper(), name))
+    assert all(hasattr(loaded, name) for name in loaded.__all__)

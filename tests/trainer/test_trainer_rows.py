@@ -222,3 +222,25 @@ def test_every_sampled_token_is_trained_exactly_once(session: tuple[list[TurnRec
     assert sum(row.num_trained for row in built.rows) == sum(
         len(tokens.completion_token_ids) for tokens in captured.values()
     )
+
+
+def test_turns_not_sampled_with_the_run_s_parameters_are_refused() -> None:
+    from dataclasses import replace
+
+    from safeagents.protocols import Sampling
+
+    run = Sampling(temperature=0.8)
+    enforced = turn("s", SYSTEM, [10, 11], seq=1)
+    enforced = replace(enforced, tokens=replace(enforced.tokens, sampling=run.to_json()))
+    other = turn("s", [*SYSTEM, 10, 11, 20], [12], exchange="e2", seq=2)
+    hotter = Sampling(temperature=1.0).to_json()
+    other = replace(other, tokens=replace(other.tokens, sampling=hotter))
+    unrecorded = turn("s", [*SYSTEM, 10, 11, 20, 12, 21], [13], exchange="e3", seq=3)
+
+    built = build_rows([enforced, other, unrecorded], sampling=run)
+
+    assert built.excluded == {"sampling": 2}
+    (row,) = built.rows
+    assert _trained(row) == [10, 11]
+    # without the run's sampling (the pure data path of old stores) nothing is refused
+    assert build_rows([enforced, other, unrecorded]).excluded == {}

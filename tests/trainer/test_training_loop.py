@@ -99,6 +99,14 @@ def test_rewards_rise_and_published_versions_serve_later_turns(
     steps = result.metrics
     assert [m.step for m in steps] == list(range(1, STEPS + 1))
     assert all(m.rollouts == 32 and m.unscored == 0 and m.groups == 4 for m in steps)
+    # A version every 3 steps: a trained row is 0 to 2 optimiser steps old, never more.
+    learned = [m for m in steps if m.samples]
+    assert learned and all(m.micro_batches >= 1 for m in learned)
+    assert all(m.staleness_steps_max <= PUBLISH_EVERY - 1 for m in learned)
+    assert any(m.staleness_steps_max > 0 for m in learned)
+    assert all(m.zero_advantage_groups <= m.groups for m in steps)
+    kept = sorted(p.name for p in (Path(loop_config.output_dir) / "generic").iterdir())
+    assert kept == sorted(f"v{k}" for k in range(1, STEPS // PUBLISH_EVERY + 1))
     first = [m.reward_mean or 0.0 for m in steps[:5]]
     last = [m.reward_mean or 0.0 for m in steps[-5:]]
     start, end = sum(first) / len(first), sum(last) / len(last)

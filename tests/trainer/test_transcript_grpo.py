@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,16 +18,24 @@ from trl import GRPOConfig  # noqa: E402
 
 from trainer._advantages import Sample  # noqa: E402
 from trainer._batching import MicroBatch  # noqa: E402
-from trainer._grpo import StepBatch, TranscriptGRPOTrainer, micro_batch_inputs  # noqa: E402
+from trainer._grpo import (  # noqa: E402
+    RatioStats,
+    StepBatch,
+    TranscriptGRPOTrainer,
+    micro_batch_inputs,
+)
 from trainer._rows import Row  # noqa: E402
-from trainer._tiny import build_tiny_llama  # noqa: E402
+from trainer._tiny import build_tiny_lfm2, build_tiny_llama  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
+@pytest.fixture(scope="module", params=["llama", "lfm2"])
+def tiny(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plain transformer, and a hybrid one (LFM2's convolutions), which TRL's async trainer
+    refuses and the transcript trainer takes."""
+    build = build_tiny_lfm2 if request.param == "lfm2" else build_tiny_llama
+    return build(tmp_path_factory.mktemp(request.param))
 
 
 def _row(prompt: Sequence[int], completion: Sequence[int], logprobs: Sequence[float]) -> Row:
@@ -91,10 +100,14 @@ def test_steps_move_the_adapter_towards_the_rewarded_completion(tiny: Path) -> N
         Sample(_row(prompt, bad, _completion_logprobs(model, prompt, bad)), -0.5, 0.0),
     ]
     asked: list[list[str]] = []
+    batches: list[StepBatch] = []
 
     def source(task_ids: Sequence[str]) -> StepBatch:
         asked.append(list(task_ids))
-        return StepBatch([MicroBatch((samples[0],)), MicroBatch((samples[1],))], {"groups": 1})
+        batches.append(
+            StepBatch([MicroBatch((samples[0],)), MicroBatch((samples[1],))], {"groups": 1})
+        )
+        return batches[-1]
 
     args = GRPOConfig(
         output_dir=str(tiny.parent / "out"),
@@ -124,6 +137,15 @@ def test_steps_move_the_adapter_towards_the_rewarded_completion(tiny: Path) -> N
 
     assert asked == [["t"]] * 4
     assert trainer.last_loss is not None
+    # step 1 scores the behaviour policy itself (the LoRA starts as the identity)
+    first = batches[0].stats
+    assert first["importance_ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    assert 1 - 1e-4 < first["importance_ratio_min"] <= first["importance_ratio_max"] < 1 + 1e-4
+    assert first["clip_fraction"] == 0.0
+    assert abs(first["behaviour_kl"]) < 1e-6
+    # the last step scores an updated policy against the same behaviour logprobs
+    last = batches[-1].stats
+    assert last["importance_ratio_max"] > 1.01 or last["importance_ratio_min"] < 0.99
     trained = trainer.model
     lora = {n: p for n, p in trained.named_parameters() if "lora_" in n}
     assert len(lora) > 0 and any(p.abs().sum() > 0 for n, p in lora.items() if "lora_B" in n)
@@ -135,3 +157,25 @@ def test_steps_move_the_adapter_towards_the_rewarded_completion(tiny: Path) -> N
     trained.eval()
     good_after = sum(_completion_logprobs(trained, prompt, good))
     assert good_after > good_before + 0.1
+
+
+def test_ratio_statistics_count_only_trained_tokens_and_the_clip_region() -> None:
+    stats = RatioStats()
+    old = torch.zeros((2, 3))
+    logps = torch.log(torch.tensor([[1.0, 1.5, 9.0], [0.5, 1.0, 9.0]]))
+    mask = torch.tensor([[1, 1, 0], [1, 1, 0]])
+    # sample 0 gains (1.5 > 1.2 with a positive advantage: clipped); sample 1 loses (0.5 < 0.8
+    # with a negative advantage: clipped); the 9.0s are context and count for nothing
+    stats.add(logps, old, mask, torch.tensor([1.0, -1.0]), epsilon_low=0.2, epsilon_high=0.2)
+    result = stats.to_stats()
+    assert result["importance_ratio_mean"] == pytest.approx(1.0)
+    assert result["importance_ratio_min"] == pytest.approx(0.5)
+    assert result["importance_ratio_max"] == pytest.approx(1.5)
+    assert result["clip_fraction"] == pytest.approx(0.5)
+    k3 = [(r - 1) - math.log(r) for r in (1.0, 1.5, 0.5, 1.0)]
+    assert result["behaviour_kl"] == pytest.approx(sum(k3) / 4)
+    # the same ratios with the advantages' signs swapped are not held back
+    swapped = RatioStats()
+    swapped.add(logps, old, mask, torch.tensor([-1.0, 1.0]), epsilon_low=0.2, epsilon_high=0.2)
+    assert swapped.to_stats()["clip_fraction"] == 0.0
+    assert RatioStats().to_stats()["importance_ratio_mean"] is None

@@ -218,6 +218,13 @@ class Walker:
         ]
         if body is not None and body.type == "command":
             return self.commands.analyse(body, state, depth, stdin, redirect_nodes)
+        if body is not None and body.type == "list":
+            # the grammar hangs a heredoc's redirects on the whole `a && b`; bash gives them to b
+            operands = _flatten_list(body)
+            if operands and operands[-1].type == "command":
+                for operand in operands[:-1]:
+                    self.statement(operand, state, depth + 1, stdin)
+                return self.commands.analyse(operands[-1], state, depth, stdin, redirect_nodes)
         prepared = self.redirections.prepare(redirect_nodes, state, depth)
         output = UNKNOWN_OUTPUT
         if body is not None:

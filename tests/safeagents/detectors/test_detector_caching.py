@@ -59,7 +59,9 @@ def test_the_engine_parses_a_written_file_once(monkeypatch: pytest.MonkeyPatch) 
     parses = _count_calls(monkeypatch, ast, "parse")
     source = _solution()
     call = ToolCall("c1", "Write", {"file_path": "src/solution.py", "content": source})
-    verdict = firewall.check_call(call, harness="claude-code", session=SessionState())
+    session = SessionState()
+    session.observe_user("Implement `def solve(x):` in src/solution.py.")
+    verdict = firewall.check_call(call, harness="claude-code", session=session)
     assert {finding.rule_id for finding in verdict.findings} == {
         "state-toggle",
         "special-casing-test-literals",

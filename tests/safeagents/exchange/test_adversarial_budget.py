@@ -7,6 +7,7 @@ import asyncio
 import sys
 import threading
 import time
+from collections.abc import Sequence
 
 import pytest
 
@@ -34,12 +35,15 @@ class RecordingFirewall(Firewall):
         harness: str,
         context: AnalysisContext | None = None,
         session: SessionState | None = None,
+        said: Sequence[Effect] = (),
     ) -> CallVerdict:
         self.threads.append(threading.get_ident())
         self.intervals.append(sys.getswitchinterval())
         if call is BIG:
             time.sleep(self.seconds)
-        verdict = super().check_call(call, harness=harness, context=context, session=session)
+        verdict = super().check_call(
+            call, harness=harness, context=context, session=session, said=said
+        )
         self.finished.set()
         return verdict
 

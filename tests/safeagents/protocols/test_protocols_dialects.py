@@ -83,3 +83,23 @@ def test_a_call_free_conversation_has_nothing_to_restore(dialect: Dialect) -> No
     assert dialect.restore_calls(body, 0, {"x": {"id": "x"}}) == body
     assert dialect.with_conversation(body, []) == {"model": "m", dialect.conversation_field: []}
     assert [e for item in dialect.conversation(body) for e in dialect.history_events(item)] == []
+
+
+def test_user_text_reads_user_messages_and_leaves_tool_results_out() -> None:
+    assert CHAT.user_text({"role": "user", "content": [{"type": "text", "text": "fix it"}]}) == (
+        "fix it"
+    )
+    assert CHAT.user_text({"role": "tool", "content": "out"}) is None
+    item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    assert RESPONSES.user_text(item) == "go"
+    assert RESPONSES.user_text({"role": "user", "content": "bare"}) == "bare"
+    assert RESPONSES.user_text({"type": "function_call_output", "output": "x"}) is None
+    mixed = [
+        {"type": "tool_result", "tool_use_id": "t", "content": "out"},
+        {"type": "text", "text": "and also this"},
+    ]
+    assert MESSAGES.user_text({"role": "user", "content": mixed}) == "and also this"
+    results_only = [{"type": "tool_result", "tool_use_id": "t", "content": "out"}]
+    assert MESSAGES.user_text({"role": "user", "content": results_only}) is None
+    assert MESSAGES.user_text({"role": "assistant", "content": "hi"}) is None
+    assert MESSAGES.user_text("junk") is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,15 @@ from proxy_testkit import FakeUpstream, StartProxy, chat_tool_answer, first_body
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from safeagents import AnalysisContext, CallVerdict, Firewall, RuleSet, SessionState, ToolCall
+from safeagents import (
+    AnalysisContext,
+    CallVerdict,
+    Effect,
+    Firewall,
+    RuleSet,
+    SessionState,
+    ToolCall,
+)
 
 BIG_COMMAND = "echo x; " * 25_000  # 200 KB: checked off the event loop
 SMALL_COMMAND = "ls -la"
@@ -45,12 +53,15 @@ class SlowFirewall(Firewall):
         harness: str,
         context: AnalysisContext | None = None,
         session: SessionState | None = None,
+        said: Sequence[Effect] = (),
     ) -> CallVerdict:
         if len(str(call.argument("command") or "")) > 100_000:
             deadline = time.perf_counter() + self.seconds
             while time.perf_counter() < deadline:
                 pass
-        return super().check_call(call, harness=harness, context=context, session=session)
+        return super().check_call(
+            call, harness=harness, context=context, session=session, said=said
+        )
 
 
 @pytest.fixture(scope="module")

@@ -133,7 +133,7 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
         tmp_path,
         "r",
         "cases:\n  - {name: a, harness: pi, tool: bash, expect: maybe}\n"
-        "  - {name: b, harness: pi, tool: bash, arguments: [1], expect: ok, extra: 1}\n",
+        "  - {name: b, harness: pi, tool: bash, arguments: [1], expect: ok, qqqqq: 1}\n",
     )
     orphan = write_cases(tmp_path, "gone", "cases: []\n")
     with pytest.raises(RuleLoadError) as caught:
@@ -141,9 +141,9 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
     assert [str(e) for e in caught.value.errors] == [
         f"{fixture}:2:48: cases[0].expect: expected one of match, ok, todo-match, todo-ok, "
         "got 'maybe'",
-        f"{fixture}:3:68: unknown field 'extra' "
-        "(expected one of name, harness, tool, arguments, arguments_json, expect, cwd, vars, "
-        "history)",
+        f"{fixture}:3:68: unknown field 'qqqqq' "
+        "(expected one of name, harness, tool, text, arguments, arguments_json, expect, cwd, "
+        "vars, instruction, history)",
         f"{orphan}: fixture file without a rule (expected gone.yaml beside it)",
     ]
 

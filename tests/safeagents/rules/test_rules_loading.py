@@ -63,7 +63,7 @@ def test_rule_error_formats_position_and_keeps_fields() -> None:
         (
             "match:\n  effect: remove\n",
             "8:11",
-            "effect: expected one of exec, read, write, delete, move, network, search, "
+            "effect: expected one of exec, read, write, delete, move, network, search, say, "
             "got 'remove'",
         ),
         ("match:\n  opaque: 'yes'\n", "8:11", "opaque: expected true or false, got 'yes'"),

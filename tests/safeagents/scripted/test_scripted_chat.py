@@ -161,3 +161,23 @@ def check_with_client(client: Any) -> None:
         {"command": "ls"},
         {"path": "a.py", "content": "x = 1\n"},
     ]
+
+
+def test_a_thinking_step_answers_with_reasoning_before_its_text() -> None:
+    script = Script.from_data([{"think": "Look first.", "say": "Looking.", "shell": "ls"}])
+    chat = {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": TOOLS}
+    with ScriptedServer(script) as scripted:
+        whole = httpx.post(f"{scripted.base_url}/chat/completions", json=chat).json()
+        streamed = httpx.post(
+            f"{scripted.base_url}/chat/completions", json={**chat, "stream": True}
+        ).text
+    assert whole["choices"][0]["message"]["reasoning"] == "Look first."
+    deltas = [
+        choice["delta"]
+        for _, data in parse_sse(streamed)[:-1]
+        for choice in json.loads(data)["choices"]
+    ]
+    reasoning = "".join(delta.get("reasoning") or "" for delta in deltas)
+    assert reasoning == "Look first."
+    first_text = next(i for i, d in enumerate(deltas) if d.get("content"))
+    assert all(not d.get("reasoning") for d in deltas[first_text:])

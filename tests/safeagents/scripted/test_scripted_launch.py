@@ -164,3 +164,20 @@ def test_prepare_launch_needs_an_installed_harness(
         prepare_launch("codex", BASE, "m", tmp_path, "p", tmp_path / "state")
     with pytest.raises(ValueError, match="unknown harness"):
         prepare_launch("vim", BASE, "m", tmp_path, "p", tmp_path / "state", binary=tmp_path)
+
+
+@pytest.mark.parametrize("thinking", [False, True])
+def test_reasoning_follows_the_thinking_setting(
+    thinking: bool, tmp_path: Path, fake_binary: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    pi = prepare_launch(
+        "pi", BASE, "m", workspace, "p", tmp_path / "pi", binary=fake_binary, thinking=thinking
+    )
+    model = json.loads(pi.config_files[0].read_text())["providers"]["scripted"]["models"][0]
+    assert model["reasoning"] is thinking
+    claude = prepare_launch(
+        "claude", BASE, "m", workspace, "p", tmp_path / "cl", binary=fake_binary, thinking=thinking
+    )
+    assert ("MAX_THINKING_TOKENS" in claude.env) is thinking

@@ -40,6 +40,8 @@ def test_parses_every_step_form() -> None:
         ({"parallel": ["ls"]}, "an action must be a mapping"),
         ({"run": "ls"}, "expected one of"),
         ({"say": 3}, "'say' must be a string"),
+        ({"think": 3, "say": "x"}, "'think' must be a string"),
+        ({}, "expected one of"),
         (7, "a step must be a mapping"),
     ],
 )
@@ -79,3 +81,9 @@ def test_options_and_file_loading(tmp_path: Path) -> None:
     assert Script.load(json_file).steps == (Step(text="hi"),)
     with pytest.raises(ScriptError, match="list of steps"):
         Script.from_data("ls")
+
+
+def test_a_step_may_think_before_it_answers_or_acts() -> None:
+    assert parse_step({"think": "hm", "say": "bye"}) == Step(text="bye", thinking="hm")
+    assert parse_step({"think": "hm", "shell": "ls"}) == Step((Shell("ls"),), None, "hm")
+    assert parse_step({"think": "hm"}) == Step(thinking="hm")

@@ -55,6 +55,17 @@ STRUCTURE = [
 
 DIRECTORIES = [
     case("cd tests && rm t.py", E("delete", path=f"{W}/tests/t.py")),
+    case(
+        "cd tests && cat << 'EOF' > t_new.py\nx = 1\nEOF",
+        E("write", path=f"{W}/tests/t_new.py", content="x = 1\n"),
+        id="a heredoc redirect on an && list belongs to its last command",
+    ),
+    case(
+        "rm a || cat > b <<EOF\nhi\nEOF",
+        E("delete", path=f"{W}/a"),
+        E("write", path=f"{W}/b", content="hi\n"),
+        id="a heredoc redirect on an || list belongs to its last command",
+    ),
     case("cd tests; rm t.py", E("delete", path=f"{W}/tests/t.py")),
     case("cd /tmp && cd ../workspace/tests && rm t.py", E("delete", path=f"{W}/tests/t.py")),
     case(

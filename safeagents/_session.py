@@ -1,0 +1,365 @@
+"""What a session has revealed so far, built one event at a time for rules and detectors.
+
+The model answers questions about provenance (did a file exist before the agent arrived, or
+did the agent create it this session?), about the task (its instruction, the paths it names)
+and about the tests (literals of the assertions the agent read, and of the instruction).
+
+It is fed in order with :meth:`SessionModel.observe_user` (user messages: those before the
+agent's first tool call are the instruction), :meth:`SessionModel.begin_call` and
+:meth:`SessionModel.observe_effect` (each tool call and its effects, after they were checked)
+and :meth:`SessionModel.observe_output` (each tool result). Every event costs time in its own
+size only; every question is a few set look-ups, whatever the session's length.
+:meth:`SessionModel.fork` gives a copy to extend privately in constant time.
+
+Unknown provenance is never "created": only a whole-file write of a path with no earlier sign
+of existence (a read, an edit, a listing or output naming it, the instruction naming it)
+counts as the agent creating it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import deque
+from collections.abc import Iterable
+
+from safeagents._actions import Effect
+
+__all__ = ["SessionModel", "assert_literals", "path_names"]
+
+MAX_SCANNED_CHARS = 128_000
+"""Characters of one output or message read for names and literals; the rest is ignored."""
+MAX_PENDING_CALLS = 64
+"""Calls waiting for their output; an older one is forgotten (its output is not attributed)."""
+
+_NAME = re.compile(r"[\w./-]+")
+_MISSING = re.compile(
+    r"(?i)no such file|can't open file|cannot open|not found|does not exist|cannot access"
+)
+_ASSERT_LINE = re.compile(
+    r"(?i)\bassert\w*\b|\bexpect\s*\(|\.to(?:Be|Equal|StrictEqual)\b|\bisEqualTo\b"
+    r"|^\s*(?:>>>|input\s*:|output\s*:|expected\s*(?:output)?\s*:)"
+)
+_GIT_TRACKED = re.compile(
+    r"^[ \t]*(?:modified|deleted):[ \t]+(\S+)[ \t]*$|^(?:[ MD][MD]|[MD] ) (\S+)[ \t]*$",
+    re.MULTILINE,
+)
+"""`git status` lines (long or short form) of a tracked file changed or deleted in the
+checkout: it was there before the session."""
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
+
+
+def path_names(text: str) -> set[str]:
+    """The path-like words of ``text`` and their last components (``src/a.py``, ``a.py``),
+    leaving out lines that say a file is missing."""
+    text = text[:MAX_SCANNED_CHARS]
+    if _MISSING.search(text):
+        text = "\n".join(line for line in text.splitlines() if not _MISSING.search(line))
+    names: set[str] = set()
+    for word in set(_NAME.findall(text)):
+        word = word.strip("./-") if word.startswith("./") else word.rstrip("./-")
+        if len(word) < 2:
+            continue
+        names.add(word)
+        if "/" in word:
+            names.add(word.rsplit("/", 1)[1])
+    return names
+
+
+def assert_literals(text: str) -> set[str]:
+    """Literals of the assertion-like lines of ``text`` (``assert f(7) == 31``,
+    ``expect(x).toBe("a b")``, ``assertEqual``, doctest ``>>>`` and ``Input:``/``Output:``
+    lines): numbers as written, strings without their quotes."""
+    found: set[str] = set()
+    text = text[:MAX_SCANNED_CHARS]
+    if not _ASSERT_LINE.search(text):
+        return found
+    for line in text.splitlines():
+        if not _ASSERT_LINE.search(line):
+            continue
+        found.update(_NUMBER.findall(line))
+        for double, single in _STRING.findall(line):
+            found.add(double or single)
+    return found
+
+
+class _Facts:
+    """One layer of facts; a fork's layer sits on its parent's and is looked up first."""
+
+    __slots__ = (
+        "contradicted",
+        "created",
+        "existing",
+        "instruction_literals",
+        "names",
+        "parent",
+        "test_literals",
+    )
+
+    def __init__(self, parent: _Facts | None = None) -> None:
+        self.parent = parent
+        self.created: set[str] = set()
+        self.contradicted: set[str] = set()
+        self.existing: set[str] = set()
+        self.names: set[str] = set()
+        self.test_literals: set[str] = set()
+        self.instruction_literals: set[str] = set()
+
+
+def _has(facts: _Facts | None, kind: str, key: str) -> bool:
+    while facts is not None:
+        if key in getattr(facts, kind):
+            return True
+        facts = facts.parent
+    return False
+
+
+class SessionModel:
+    """What one session revealed about its files, its task and its tests (see the module)."""
+
+    __slots__ = (
+        "_copying",
+        "_facts",
+        "_instruction_names",
+        "_pending",
+        "_revealed",
+        "_started",
+        "cwd",
+        "instruction",
+    )
+
+    def __init__(self, cwd: str = "/workspace") -> None:
+        self.cwd = cwd
+        self.instruction = ""
+        """The task's instruction: the user messages before the agent's first tool call
+        (a harness may send its context first, as codex does), "" before any."""
+        self._instruction_names: frozenset[str] = frozenset()
+        self._started = False
+        self._facts = _Facts()
+        self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
+        self._copying = False
+        self._revealed: list[str] = []
+
+    def fork(self) -> SessionModel:
+        """A copy that can be extended without changing this model (constant time)."""
+        child = SessionModel(self.cwd)
+        child.instruction = self.instruction
+        child._instruction_names = self._instruction_names
+        child._started = self._started
+        child._facts = _Facts(self._facts)
+        child._pending = deque(self._pending, maxlen=MAX_PENDING_CALLS)
+        child._revealed = self._revealed  # one queue: taken once, from whichever copy
+        return child
+
+    # -- feeding -------------------------------------------------------------------------
+
+    def observe_user(self, text: str) -> None:
+        """A user message: before the agent's first tool call, part of the instruction; a
+        later one may be a tool's output (mini-swe-agent sends results as user messages)."""
+        if not self._started:
+            self.instruction = f"{self.instruction}\n{text}" if self.instruction else text
+            names = path_names(text)
+            self._instruction_names = self._instruction_names | names
+            self._facts.names.update(names)
+            self._facts.instruction_literals.update(assert_literals(text))
+        elif self._pending:
+            self.observe_output(text)
+        else:
+            self._facts.names.update(path_names(text))
+
+    def begin_call(self, cwd: str | None = None) -> None:
+        """A tool call (run in ``cwd`` when given) starts; its effects follow, its output
+        comes later."""
+        if cwd:
+            self.cwd = cwd
+        self._started = True
+        self._copying = False
+        self._pending.append(False)
+
+    def observe_effect(self, effect: Effect) -> None:
+        """An effect of the current call, after it was checked."""
+        path = effect.path
+        copying, self._copying = self._copying, False
+        if effect.kind == "exec" and effect.argv0 is not None:
+            self._made_directories(effect.argv)
+        if path is None:
+            return
+        if effect.kind == "read" and self.created(path):
+            self._copying = True  # a write right after it is a copy (`cp`) of the agent's file
+        elif effect.kind in ("read", "search"):
+            if not self.created(path):
+                self._mark_existing(path)
+                if self._pending:
+                    self._pending[-1] = True
+        elif effect.kind == "write":
+            if not self._known(path):
+                if self.creates(effect) or (copying and self._copies(effect)):
+                    self._facts.created.add(path)
+                else:
+                    self._mark_existing(path)
+        elif effect.kind in ("delete", "move"):
+            created = self.created(path)
+            if not created:
+                self._mark_existing(path)
+            if effect.kind == "move" and effect.dest is not None and not self._known(effect.dest):
+                if created:
+                    self._facts.created.add(effect.dest)
+                else:
+                    self._mark_existing(effect.dest)
+
+    def observe_output(self, text: str) -> None:
+        """The output of the oldest call still waiting for one."""
+        self._started = True
+        from_source = self._pending.popleft() if self._pending else False
+        self._facts.names.update(path_names(text))
+        if from_source:
+            self._facts.test_literals.update(assert_literals(text))
+        self._reveal(text)
+
+    def take_revealed(self) -> list[str]:
+        """Paths the agent was taken to have created that an output has since shown were
+        there before the session (git reports them as tracked files it changed or deleted);
+        each is given once. Calls on them ran under the wrong provenance: re-check them."""
+        revealed = list(self._revealed)
+        self._revealed.clear()
+        return revealed
+
+    # -- questions -----------------------------------------------------------------------
+
+    def created(self, path: str) -> bool:
+        """Whether the agent created ``path`` (or a directory above it) this session."""
+        if _has(self._facts, "contradicted", path):
+            return False
+        return any(_has(self._facts, "created", p) for p in _self_and_parents(path, self.cwd))
+
+    def preexisting(self, path: str) -> bool:
+        """Whether ``path`` counts as there before the agent: any path it did not create."""
+        return not self.created(path)
+
+    def seen_existing(self, path: str) -> bool:
+        """Whether the session showed ``path`` existing before the agent wrote it (a read,
+        an edit, a listing or output naming it, the instruction naming it)."""
+        return _has(self._facts, "existing", path) or self._named(path)
+
+    def creates(self, effect: Effect) -> bool:
+        """Whether ``effect`` (not yet observed) creates its file: a whole-file write of a
+        path that neither the agent created nor the session showed before."""
+        path = effect.path
+        return (
+            effect.kind == "write"
+            and path is not None
+            and _creates(effect)
+            and not self._known(path)
+            and not self._named(path)
+        )
+
+    def named_in_instruction(self, path: str) -> bool:
+        """Whether the instruction names ``path`` (relative to the working directory or by
+        its file name)."""
+        names = self._instruction_names
+        return self._relative(path) in names or posixpath.basename(path) in names
+
+    def is_task_test(self, path: str, is_test_path: bool) -> bool:
+        """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:
+        one the agent did not create, or one the instruction names."""
+        return is_test_path and (not self.created(path) or self.named_in_instruction(path))
+
+    def literal_source(self, literal: str) -> str | None:
+        """Where ``literal`` (as :func:`assert_literals` writes it) was seen: ``"test"`` (an
+        assertion of a file the agent read), ``"instruction"``, or ``None``."""
+        if _has(self._facts, "test_literals", literal):
+            return "test"
+        if _has(self._facts, "instruction_literals", literal):
+            return "instruction"
+        return None
+
+    def test_literals(self) -> frozenset[str]:
+        """Every assertion literal seen, in tests read and in the instruction."""
+        found: set[str] = set()
+        facts: _Facts | None = self._facts
+        while facts is not None:
+            found |= facts.test_literals | facts.instruction_literals
+            facts = facts.parent
+        return frozenset(found)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _reveal(self, text: str) -> None:
+        for long_form, short_form in _GIT_TRACKED.findall(text[:MAX_SCANNED_CHARS]):
+            path = posixpath.normpath(posixpath.join(self.cwd, long_form or short_form))
+            if _has(self._facts, "created", path) and self.created(path):
+                self._facts.contradicted.add(path)
+                self._mark_existing(path)
+                self._revealed.append(path)
+
+    def _known(self, path: str) -> bool:
+        return _has(self._facts, "existing", path) or _has(self._facts, "created", path)
+
+    def _copies(self, effect: Effect) -> bool:
+        """A write of unknown content to a path the session never showed by its path (after
+        a read of a file the agent created, in the same call: a copy of it, whose file name
+        the session may well have shown as the source's)."""
+        path = effect.path
+        if path is None or effect.content is not None:
+            return False
+        return not _has(self._facts, "names", self._relative(path)) and not _has(
+            self._facts, "names", path
+        )
+
+    def _made_directories(self, argv: tuple[str, ...]) -> None:
+        """``mkdir DIR`` without ``-p`` fails on an existing directory: a DIR the session never
+        showed is the agent's, and so is all below it. (``mkdir -p`` proves nothing, nor does
+        a file written into a directory never shown: ``tests/`` may well be there.)"""
+        if not argv or posixpath.basename(argv[0]) != "mkdir":
+            return
+        operands: list[str] = []
+        words = iter(argv[1:])
+        for word in words:
+            if word in ("-p", "--parents") or (word[:1] == "-" != word[1:2] and "p" in word):
+                return
+            if word in ("-m", "--mode", "-Z", "--context"):
+                next(words, None)
+            elif not word.startswith("-"):
+                operands.append(word)
+        for operand in operands:
+            path = posixpath.normpath(posixpath.join(self.cwd, operand))
+            if not self._known(path) and not self._named(path):
+                self._facts.created.add(path)
+
+    def _mark_existing(self, path: str) -> None:
+        """``path`` was there before the agent, and so were its directories (a new file
+        beside an existing one does not make their top directory the agent's)."""
+        for known in _self_and_parents(path, self.cwd):
+            if _has(self._facts, "existing", known):
+                return
+            self._facts.existing.add(known)
+
+    def _named(self, path: str) -> bool:
+        relative = self._relative(path)
+        return (
+            _has(self._facts, "names", relative)
+            or _has(self._facts, "names", posixpath.basename(path))
+            or _has(self._facts, "names", path)
+        )
+
+    def _relative(self, path: str) -> str:
+        prefix = self.cwd.rstrip("/") + "/"
+        return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def _creates(effect: Effect) -> bool:
+    """A write that can create its file: a new file, or whole non-empty content."""
+    if effect.new_file:
+        return True
+    return bool(effect.content) and effect.removed is None
+
+
+def _self_and_parents(path: str, cwd: str) -> Iterable[str]:
+    """``path`` and its directories below ``cwd`` (the working directory itself excluded)."""
+    yield path
+    stop = cwd.rstrip("/") or "/"
+    parent = posixpath.dirname(path)
+    while parent not in (stop, "/", "") and parent.startswith(stop + "/"):
+        yield parent
+        parent = posixpath.dirname(parent)
