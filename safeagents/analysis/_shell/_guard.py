@@ -48,47 +48,69 @@ while True:
 _local = threading.local()
 
 
-def _start() -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-c", _HELPER],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+class _Helper:
+    """One helper process, ended when its thread's storage is dropped (or it misbehaves)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HELPER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.stop()
 
 
-def _stop(helper: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        helper.kill()
-    helper.wait()
+def _helper() -> _Helper:
+    helper: _Helper | None = getattr(_local, "helper", None)
+    if helper is None or helper.process.poll() is not None:
+        if helper is not None:
+            helper.stop()
+        helper = _local.helper = _Helper()
+    return helper
+
+
+def _drop(helper: _Helper) -> None:
+    helper.stop()
     _local.helper = None
 
 
 def parses_in_time(source: bytes) -> bool:
     """Whether parsing ``source`` (ASCII, as the parser is given it) takes at most
     :data:`PARSE_BUDGET` CPU seconds; ``True`` when no helper can be run."""
-    helper: subprocess.Popen[bytes] | None = getattr(_local, "helper", None)
-    if helper is None or helper.poll() is not None:
-        try:
-            helper = _local.helper = _start()
-        except OSError:
-            return True
-    assert helper.stdin is not None and helper.stdout is not None
     try:
-        helper.stdin.write(len(source).to_bytes(4, "big") + source)
-        helper.stdin.flush()
+        helper = _helper()
+    except OSError:
+        return True
+    process = helper.process
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(len(source).to_bytes(4, "big") + source)
+        process.stdin.flush()
         deadline = time.monotonic() + WAIT_LIMIT
         line = b""
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([helper.stdout], [], [], left)[0]:
-                _stop(helper)
+            if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
+                _drop(helper)
                 return False
-            chunk = os.read(helper.stdout.fileno(), 64)
+            chunk = os.read(process.stdout.fileno(), 64)
             if not chunk:
                 raise OSError("the parse helper exited")
             line += chunk
         return float(line) <= PARSE_BUDGET
     except (OSError, ValueError):
-        _stop(helper)
+        _drop(helper)
         return True
