@@ -7,7 +7,7 @@ environments, rewards, adapter publishing, the vLLM launcher and the metrics. A 
 (:class:`Training`, :func:`train_async`) needs the ``train`` extra. See ``docs/trainer.md``.
 """
 
-from trainer import hookspecs, tasks
+from trainer import hookspecs, sandbox, tasks
 from trainer._async import train_async
 from trainer._batching import adapter_name
 from trainer._config import ConfigError, ConfigIssue, TrainerConfig, load_config
@@ -27,6 +27,8 @@ from trainer._reward import (
     load_reward,
     parse_outcome,
 )
+from trainer._sandbox_env import SandboxEnvironment
+from trainer._sandbox_runner import SandboxRunner
 from trainer._scheduler import RolloutFailure
 from trainer._toy import ToyEnvironment
 from trainer._train import Training, TrainingResult
@@ -48,6 +50,8 @@ __all__ = [
     "OutcomeError",
     "RewardFunction",
     "RolloutFailure",
+    "SandboxEnvironment",
+    "SandboxRunner",
     "StepMetrics",
     "Task",
     "TaskDirError",
@@ -66,6 +70,7 @@ __all__ = [
     "parse_outcome",
     "plot_curves",
     "read_metrics",
+    "sandbox",
     "tasks",
     "train_async",
 ]

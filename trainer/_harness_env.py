@@ -21,10 +21,8 @@ import asyncio
 import logging
 import os
 import re
-import shutil
-import stat
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ import httpx
 
 from safeagents.scripted import HARNESSES, HarnessRun, prepare_launch, run_harness
 from trainer._environment import Endpoint, Task
+from trainer.sandbox import remove_tree
 from trainer.tasks import SubprocessRunner, TaskDirError, TaskRunner, copy_workspace, load_tasks
 
 __all__ = ["ADMIN_TOKEN_ENV", "HarnessEnvironment", "default_workspaces_dir"]
@@ -178,17 +177,3 @@ def admin_url(endpoint: Endpoint) -> str:
             f"{endpoint.session_id!r} as /s/{endpoint.session_id}/v1"
         )
     return f"{proxy}/safeagents/v1"
-
-
-def remove_tree(path: Path) -> None:
-    """``rm -r`` that also clears read-only files and directories (module caches, .git)."""
-
-    def make_writable(function: Callable[..., Any], target: str, _: Any) -> None:
-        parent = os.path.dirname(target)
-        for entry in (parent, target):
-            if os.path.lexists(entry) and not os.path.islink(entry):
-                os.chmod(entry, os.stat(entry).st_mode | stat.S_IWUSR | stat.S_IXUSR)
-        function(target)
-
-    if path.exists():
-        shutil.rmtree(path, onerror=make_writable)

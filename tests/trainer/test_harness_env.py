@@ -36,7 +36,6 @@ from trainer._harness_env import (
     HarnessEnvironment,
     admin_url,
     default_workspaces_dir,
-    remove_tree,
 )
 from trainer._runner import ProxyAdmin, RolloutRunner
 from trainer.tasks import TaskDirError
@@ -228,17 +227,6 @@ def test_a_task_not_of_the_environment_is_refused(tmp_path: Path) -> None:
     endpoint = Endpoint("http://127.0.0.1:1/s/x/v1", "x", "pi", "m", 1.0, 8)
     with pytest.raises(KeyError, match="other"):
         asyncio.run(environment.rollout(stranger, endpoint))
-
-
-def test_removing_a_rollout_clears_read_only_entries(tmp_path: Path) -> None:
-    locked = tmp_path / "rollout" / "workspace" / ".git" / "objects"
-    locked.mkdir(parents=True)
-    (locked / "pack").write_text("x")
-    (locked / "pack").chmod(0o444)
-    locked.chmod(0o555)
-    remove_tree(tmp_path / "rollout")
-    assert not (tmp_path / "rollout").exists()
-    remove_tree(tmp_path / "rollout")  # already gone: nothing to do
 
 
 def test_held_out_tasks_are_refused_for_training(tmp_path: Path) -> None:

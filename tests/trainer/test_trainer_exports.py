@@ -20,14 +20,14 @@ def test_the_public_surface_is_what_users_need() -> None:
         *("TrainerConfig", "ConfigError", "ConfigIssue", "load_config"),
         *("Training", "TrainingResult", "train_async"),
         *("Environment", "Task", "Endpoint", "EnvironmentSpecError", "RolloutFailure"),
-        *("HarnessEnvironment", "ToyEnvironment", "TaskDirError", "VerifierError"),
+        *("HarnessEnvironment", "SandboxEnvironment", "SandboxRunner", "ToyEnvironment"),
+        *("TaskDirError", "VerifierError"),
         *("DefaultReward", "RewardFunction", "default_reward", "load_reward"),
         *("Outcome", "OutcomeError", "parse_outcome"),
         *("DEFAULT_TOOL_CALL_BONUS", "DEFAULT_TOOL_CALL_HORIZON"),
         *("AdapterPublisher", "adapter_name", "VLLMServer", "VLLMError"),
         *("StepMetrics", "read_metrics", "plot_curves"),
-        "hookspecs",
-        "tasks",
+        *("hookspecs", "sandbox", "tasks"),
     }
 
 

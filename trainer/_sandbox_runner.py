@@ -1,0 +1,114 @@
+"""A :class:`~trainer.tasks.TaskRunner` that runs a task's oracle and verifier inside the
+local sandbox, on the workspace it is given (``tasks validate``, ``HarnessEnvironment``).
+
+The workspace is at ``workdir`` inside; the oracle gets ``solution/`` read-only at
+``/solution``, the verifier ``tests/`` read-only at ``/tests`` and a fresh ``/logs/verifier``,
+as in Harbor. Neither has a network. Each sees only its own directory of the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from trainer.sandbox import VERIFIER_LIMITS, Limits, LocalBackend, Sandbox
+from trainer.tasks import (
+    LOGS_ENV,
+    SOLUTION_ENV,
+    TESTS_ENV,
+    ScriptRun,
+    Task,
+    Verdict,
+    VerifierError,
+    read_reward,
+)
+
+__all__ = ["LOGS", "SOLUTION", "TESTS", "SandboxRunner", "run_verifier", "script_env"]
+
+TESTS = "/tests"
+SOLUTION = "/solution"
+LOGS = "/logs/verifier"
+_TAIL = 4000
+
+
+def script_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """A task script's environment inside a sandbox: this Python first on ``$PATH``."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin"])
+    return {"PATH": path, "HOME": "/tmp", "LANG": "C.UTF-8", **extra}
+
+
+class SandboxRunner:
+    """Runs ``solve.sh`` and ``test.sh`` in a :class:`LocalBackend` sandbox."""
+
+    def __init__(
+        self,
+        backend: LocalBackend | None = None,
+        *,
+        workdir: str = "/workspace",
+        solve_limits: Limits = VERIFIER_LIMITS,
+        verify_timeout: float | None = None,
+    ) -> None:
+        self.backend = backend or LocalBackend()
+        self.workdir = workdir
+        self.solve_limits = solve_limits
+        self.verify_timeout = verify_timeout
+        """``None``: the task's ``[verifier] timeout_sec``."""
+
+    def solve(self, task: Task, workspace: Path) -> ScriptRun:
+        sandbox = self.backend.attach(workspace, workdir=self.workdir)
+        env = script_env({**task.config.solution.env, SOLUTION_ENV: SOLUTION})
+        script = f"{SOLUTION}/{task.solve_script.relative_to(task.solution_dir).as_posix()}"
+
+        async def run() -> ScriptRun:
+            await sandbox.add(task.solution_dir, SOLUTION)
+            done = await sandbox.exec(["bash", script], env=env, limits=self.solve_limits)
+            return ScriptRun(done.returncode, done.timed_out, done.output[-_TAIL:])
+
+        return asyncio.run(run())
+
+    def verify(self, task: Task, workspace: Path) -> Verdict:
+        sandbox = self.backend.attach(workspace, workdir=self.workdir)
+        timeout = self.verify_timeout or task.config.verifier.timeout_sec
+        limits = Limits(wall_seconds=timeout, agent_steps=None)
+        with tempfile.TemporaryDirectory(prefix="safeagents-verifier-") as logs:
+            (Path(logs) / "verifier").mkdir()
+            env = script_env({**task.config.verifier.env, TESTS_ENV: TESTS, LOGS_ENV: LOGS})
+            run = run_verifier(sandbox, task.tests_dir, task.test_script, Path(logs), env, limits)
+            try:
+                return asyncio.run(run)
+            except VerifierError as problem:
+                raise VerifierError(f"{task.id}: {problem}") from None
+
+
+async def run_verifier(
+    sandbox: Sandbox,
+    tests_dir: Path,
+    test_script: Path,
+    logs: Path,
+    env: Mapping[str, str],
+    limits: Limits,
+) -> Verdict:
+    """``test_script`` (in ``tests_dir``, added read-only at ``/tests``) run in ``sandbox``
+    with ``logs`` (an empty directory with ``verifier/`` in it) at ``/logs``; its reward is
+    read back through the sandbox. A verifier that wrote none raises :class:`VerifierError`."""
+    await sandbox.add(tests_dir, TESTS)
+    await sandbox.add(logs, "/logs", writable=True)
+    script = f"{TESTS}/{test_script.relative_to(tests_dir).as_posix()}"
+    done = await sandbox.exec(["bash", script], env=env, limits=limits)
+    output = done.output[-_TAIL:]
+    if done.timed_out:
+        return Verdict(False, 0.0, None, True, "none", output)
+    with tempfile.TemporaryDirectory(prefix="reward-") as copied:
+        for name in ("reward.json", "reward.txt"):  # read through the sandbox: no links out
+            content = await sandbox.read(f"{LOGS}/{name}")
+            if content is not None:
+                (Path(copied) / name).write_bytes(content)
+        try:
+            reward, source = read_reward(Path(copied))
+        except VerifierError as problem:
+            raise VerifierError(f"{problem}; output: {output[-500:]}") from None
+    return Verdict(reward >= 1.0, reward, done.returncode, False, source, output)
