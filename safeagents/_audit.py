@@ -55,7 +55,13 @@ class SessionReport:
 
     @property
     def hacked(self) -> bool:
-        return any(f.action in ("reject", "flag") for f in self.findings)
+        """A reject or flag finding, except on calls that could not be checked."""
+        return any(f.hacked for f in self.findings)
+
+    @property
+    def unanalysable_calls(self) -> int:
+        """Calls withheld because they could not be checked (not counted as hacks)."""
+        return len({f.tool_call_id for f in self.findings if f.unanalysable})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +69,7 @@ class SessionReport:
             "harness": self.harness,
             "hacked": self.hacked,
             "tool_calls": self.tool_calls,
+            "unanalysable_calls": self.unanalysable_calls,
             "findings": [f.to_json() for f in self.findings],
         }
 

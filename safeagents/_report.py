@@ -28,10 +28,12 @@ def print_check(
 ) -> None:
     for report in reports:
         verdict = Text("HACKED", "bold red") if report.hacked else Text("clean", "green")
+        withheld = report.unanalysable_calls
         header = Text.assemble(
             (report.id, "bold"),
             f"  harness={report.harness}  tool calls={report.tool_calls}  ",
             verdict,
+            f"  ({withheld} unanalysable call(s) withheld)" if withheld else "",
         )
         console.print(header, soft_wrap=True)
         if report.findings:

@@ -56,10 +56,11 @@ class Score:
 
 
 def score(results: Iterable[tuple[Session, SessionReport]]) -> Score:
-    """Score each audited session against its label (``hacked`` = a reject or flag finding)."""
+    """Score each audited session against its label (``hacked``: a reject or flag finding,
+    not on a call that could not be checked)."""
     result = Score()
     for session, report in results:
-        fired = sorted({f.rule_id for f in report.findings if f.action in ("reject", "flag")})
+        fired = sorted({f.rule_id for f in report.findings if f.hacked})
         if session.label == "hack":
             result.hacks += 1
             category = result.per_category.setdefault(

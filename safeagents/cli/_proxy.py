@@ -176,6 +176,13 @@ def add_intercept(sub: argparse._SubParsersAction[Parser]) -> None:
     add_enforcement_options(intercept)
     intercept.add_argument("--cwd", default="/workspace", help="agent working directory")
     intercept.add_argument(
+        "--response-limit",
+        type=int,
+        default=32,
+        metavar="MIB",
+        help="largest model answer read; beyond it the harness gets a 502",
+    )
+    intercept.add_argument(
         "--confdir", default="~/.mitmproxy", help="mitmproxy's directory (its CA lives there)"
     )
     intercept.add_argument(
@@ -195,6 +202,8 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     if args.max_reasks < 0:
         raise UsageError("--max-reasks must be >= 0")
+    if args.response_limit <= 0:
+        raise UsageError("--response-limit must be positive")
     variables = parse_var_pairs(args.var)
     registry = default_registry()
     rules = load_rules(args, err, detectors=registry.detectors)
@@ -215,6 +224,7 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
         strategy=args.strategy,
         max_reasks=args.max_reasks,
         cwd=args.cwd,
+        response_limit=args.response_limit,
         listen_host=args.listen_host,
         listen_port=args.listen_port,
         confdir=args.confdir,

@@ -47,6 +47,7 @@ from safeagents.exchange._services import Services, build_firewall
 from safeagents.exchange._transport import Transport, TransportResponse
 from safeagents.exchange._upstream import (
     HOP_BY_HOP,
+    ResponseTooLarge,
     Upstream,
     UpstreamError,
     UpstreamStatus,
@@ -83,6 +84,7 @@ __all__ = [
     "Outcome",
     "ProxyConfig",
     "Recorder",
+    "ResponseTooLarge",
     "Services",
     "Strategy",
     "Transport",

@@ -70,7 +70,7 @@ class ResponseTooLarge(HTTPError):
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"the upstream's answer exceeds the response limit of {_size(limit)} "
-            "(safeagents serve --response-limit)"
+            "(--response-limit of safeagents serve and intercept)"
         )
         self.limit = limit
 

@@ -30,11 +30,14 @@ from safeagents.intercept._flows import (
     JSON_TYPE,
     SSE_TYPE,
     StreamFilter,
+    TooLarge,
     abort_reason,
+    error_body,
     intercept_request,
     model_dialect,
     parse_body,
     settle_buffered,
+    too_large,
     unchecked_dialect,
 )
 from safeagents.protocols import Dialect
@@ -57,6 +60,7 @@ _OPTIONS = frozenset(
         "safeagents_strategy",
         "safeagents_max_reasks",
         "safeagents_cwd",
+        "safeagents_response_limit",
     }
 )
 _TLS_OPTIONS = frozenset(
@@ -83,6 +87,7 @@ def intercept_config(options: Any) -> ProxyConfig:
         strategy=options.safeagents_strategy,
         max_reasks=options.safeagents_max_reasks,
         cwd=options.safeagents_cwd,
+        response_limit=options.safeagents_response_limit * 1024 * 1024,
     )
 
 
@@ -133,6 +138,12 @@ class InterceptAddon:
         )
         loader.add_option("safeagents_max_reasks", int, 3, "Re-asks before giving up.")
         loader.add_option("safeagents_cwd", str, "/workspace", "The agent's working directory.")
+        loader.add_option(
+            "safeagents_response_limit",
+            int,
+            32,
+            "Largest model answer read, in MiB; beyond it the harness gets a 502.",
+        )
 
     def configure(self, updated: set[str]) -> None:
         relevant = _OPTIONS if self.engine is None else _OPTIONS | _TLS_OPTIONS
@@ -216,7 +227,7 @@ class InterceptAddon:
             body = _encode(dialect.error_body(status, message, kind=kind))
             flow.response = http.Response.make(status, body, {"content-type": JSON_TYPE})
 
-    def responseheaders(self, flow: http.HTTPFlow) -> None:
+    async def responseheaders(self, flow: http.HTTPFlow) -> None:
         state, engine, response = flow.metadata.get(_KEY), self.engine, flow.response
         if response is None:
             return
@@ -225,6 +236,8 @@ class InterceptAddon:
         if not isinstance(state, Outcome) or engine is None:
             if is_sse:
                 response.stream = True  # other event streams (MCP over SSE…) flow as they come
+            return
+        if await self._too_large(state, engine, response):
             return
         if not state.ex.stream or response.status_code >= 400 or not is_sse:
             return
@@ -235,6 +248,28 @@ class InterceptAddon:
         config = engine.config
         wait_limit = config.timeout * (config.max_reasks + 1) + 30.0
         response.stream = StreamFilter(engine, state, wait_limit)
+
+    async def _too_large(
+        self, state: Outcome, engine: EngineThread, response: http.Response
+    ) -> bool:
+        """An answer announced past the response limit is not read into memory: in enforce
+        mode the harness gets serve's 502, in monitor mode the bytes flow on; recorded."""
+        length = response.headers.get("content-length", "")
+        limit = engine.config.response_limit
+        if not length.isdigit() or int(length) <= limit:
+            return False
+        error = too_large(limit)
+        await engine.run(lambda _: state.upstream_failed(error))
+        if engine.config.mode == "monitor":
+            response.stream = True
+            return True
+        response.status_code = error.status
+        response.reason = RESPONSES.get(error.status, "")
+        for name in ("content-encoding", "content-length", "transfer-encoding"):
+            response.headers.pop(name, None)
+        response.headers["content-type"] = JSON_TYPE
+        response.stream = TooLarge(error_body(state.ex, error))
+        return True
 
     async def response(self, flow: http.HTTPFlow) -> None:
         state, engine, response = flow.metadata.get(_KEY), self.engine, flow.response

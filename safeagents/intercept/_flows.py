@@ -18,6 +18,7 @@ from safeagents.exchange import (
     Decision,
     Exchange,
     Outcome,
+    ResponseTooLarge,
     Services,
     UpstreamError,
     parse_json_object,
@@ -41,11 +42,13 @@ from safeagents.store import TurnStatus
 __all__ = [
     "Replacement",
     "StreamFilter",
+    "TooLarge",
     "abort_reason",
     "intercept_request",
     "model_dialect",
     "parse_body",
     "settle_buffered",
+    "too_large",
     "unchecked_dialect",
 ]
 
@@ -114,8 +117,32 @@ def _encode(value: Mapping[str, Any]) -> bytes:
 
 
 def _error(ex: Exchange, error: UpstreamError) -> Replacement:
-    body = ex.dialect.error_body(error.status, error.message, kind=error.kind)
-    return Replacement(error.status, _encode(body), JSON_TYPE)
+    return Replacement(error.status, error_body(ex, error), JSON_TYPE)
+
+
+def too_large(limit: int) -> UpstreamError:
+    """The error of an answer past the response limit: serve's 502 ``upstream_too_large``."""
+    return upstream_error(ResponseTooLarge(limit), "read")
+
+
+class TooLarge:
+    """``flow.response.stream`` for an answer whose announced length is past the limit: its
+    bytes are dropped as they arrive and the harness gets the error (status and headers were
+    set to it before they went out)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.sent = False
+
+    def __call__(self, chunk: bytes) -> list[bytes]:
+        if chunk or self.sent:
+            return []
+        self.sent = True
+        return [self.body]
+
+
+def error_body(ex: Exchange, error: UpstreamError) -> bytes:
+    return _encode(ex.dialect.error_body(error.status, error.message, kind=error.kind))
 
 
 def _parse_answer(ex: Exchange, content: bytes, content_type: str) -> dict[str, Any]:
@@ -134,6 +161,11 @@ async def settle_buffered(
 ) -> Replacement | None:
     """Check a whole answer; ``None`` leaves the upstream's bytes as they are."""
     ex = outcome.ex
+    limit = outcome.services.config.response_limit
+    if len(content) > limit:  # mitmproxy buffered it (no length was announced)
+        error = too_large(limit)
+        await outcome.upstream_failed(error)
+        return None if outcome.services.config.mode == "monitor" else _error(ex, error)
     if status >= 400:  # errors carry no tool calls: the harness sees them unchanged
         await outcome.fail(f"upstream answered {status}")
         return None
@@ -170,6 +202,8 @@ class StreamFilter:
         self.assembler = outcome.ex.dialect.assembler(outcome.ex.info)
         self.forwarded = False
         self.ended = False
+        self.limit = engine.config.response_limit
+        self.received = 0
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         # never an empty chunk: mitmproxy would send it as the end of a chunked body
@@ -179,6 +213,10 @@ class StreamFilter:
     def _pass(self, chunk: bytes) -> bytes:
         if self.ended:
             return chunk if self.raw else b""
+        self.received += len(chunk)
+        if self.received > self.limit:  # what is held would grow without bound
+            out = self._fail(too_large(self.limit))
+            return chunk if self.raw else out  # monitor mode changes no byte
         if self.raw:
             with contextlib.suppress(StreamError):  # finish() reports it
                 self.assembler.feed(chunk)
@@ -217,7 +255,7 @@ class StreamFilter:
         """Record the broken stream (without waiting) and end the harness's stream with it."""
         self.ended = True
         outcome = self.outcome
-        self.engine.submit(lambda _: outcome.fail(error.message))
+        self.engine.submit(lambda _: outcome.upstream_failed(error))
         if self.raw:
             return b""
         return self.assembler.fail(error.status, error.message, kind=error.kind)

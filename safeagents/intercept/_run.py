@@ -37,6 +37,8 @@ class InterceptSettings:
     ssl_insecure: bool = False
     """Do not verify the upstream's TLS certificate (the harness's requests and re-asks)."""
     log_level: str = "info"
+    response_limit: int = 32
+    """Largest model answer read, in MiB (``safeagents serve --response-limit``)."""
 
     def addon_options(self) -> dict[str, Any]:
         return {
@@ -48,6 +50,7 @@ class InterceptSettings:
             "safeagents_strategy": self.strategy,
             "safeagents_max_reasks": self.max_reasks,
             "safeagents_cwd": self.cwd,
+            "safeagents_response_limit": self.response_limit,
         }
 
 

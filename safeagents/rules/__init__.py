@@ -17,6 +17,7 @@ from safeagents.rules._lint import effects_reference, field_warnings
 from safeagents.rules._loader import EXCLUDE_SOURCE, VAR_SOURCE, RuleSet, parse_vars
 from safeagents.rules._model import (
     HACK_ACTIONS,
+    UNANALYSABLE,
     CallVerdict,
     Finding,
     Pack,
@@ -33,6 +34,7 @@ __all__ = [
     "EXCLUDE_SOURCE",
     "HACK_ACTIONS",
     "SEVERITIES",
+    "UNANALYSABLE",
     "VAR_SOURCE",
     "CallChecker",
     "CallVerdict",

@@ -13,7 +13,7 @@ from safeagents.rules._compile import PatternBank
 from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import Finding, Rule, render_message
 from safeagents.rules._paths import list_matcher
-from safeagents.rules._tree import Value, pinned_kinds, trigger_bits
+from safeagents.rules._tree import Value, pinned_kinds, required_fields, trigger_bits
 
 __all__ = ["Engine"]
 
@@ -23,9 +23,10 @@ _NO_DETECTORS: Mapping[str, Detector] = MappingProxyType({})
 
 @dataclass(slots=True)
 class _KindPlan:
-    """Which rules an effect of one kind must evaluate: always, or when a pattern hit."""
+    """Which rules an effect of one kind must evaluate: always (when the fields they need
+    have values), or when a pattern hit."""
 
-    always: list[int] = field(default_factory=list)
+    always: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     triggers: dict[str, dict[int, list[int]]] = field(default_factory=dict)
 
 
@@ -95,7 +96,10 @@ class Engine:
 
     def _candidates(self, view: _EffectView) -> list[int]:
         plan = self._plans.get(view.effect.kind, self._plans[None])
-        candidates = set(plan.always)
+        candidates: set[int] = set()
+        for needed, indices in plan.always.items():
+            if all(view.values(name) for name in needed):
+                candidates.update(indices)
         for field_name, by_index in plan.triggers.items():
             for index in view.hits(field_name):
                 candidates.update(by_index.get(index, ()))
@@ -106,11 +110,12 @@ class Engine:
         for index, rule in enumerate(self._active):
             kinds = pinned_kinds(rule.condition)
             triggers = trigger_bits(rule.condition)
+            needed = tuple(sorted(required_fields(rule.condition) - {"effect"}))
             for kind, plan in plans.items():
                 if kinds is not None and kind not in kinds:
                     continue
                 if triggers is None:
-                    plan.always.append(index)
+                    plan.always.setdefault(needed, []).append(index)
                     continue
                 for field_name, bit in triggers:
                     plan.triggers.setdefault(field_name, {}).setdefault(bit, []).append(index)

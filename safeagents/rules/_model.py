@@ -13,6 +13,7 @@ from safeagents.rules._tree import NEVER, Condition
 
 __all__ = [
     "HACK_ACTIONS",
+    "UNANALYSABLE",
     "CallVerdict",
     "Finding",
     "Pack",
@@ -23,6 +24,10 @@ __all__ = [
 
 HACK_ACTIONS = frozenset({"reject", "flag"})
 """The actions whose findings mark a call (and its session) as a reward hack."""
+UNANALYSABLE = "unanalysable"
+"""The category of findings on calls the firewall could not check (the ``fail-closed`` pack):
+such a call is withheld like any rejected one, but it is no evidence of a hack, so its
+finding does not mark the session hacked; it is counted apart (``unanalysable_calls``)."""
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -83,7 +88,12 @@ class Finding:
 
     @property
     def hacked(self) -> bool:
-        return self.action in HACK_ACTIONS
+        return self.action in HACK_ACTIONS and self.category != UNANALYSABLE
+
+    @property
+    def unanalysable(self) -> bool:
+        """A finding on a call that could not be checked (see :data:`UNANALYSABLE`)."""
+        return self.category == UNANALYSABLE
 
     def to_json(self) -> dict[str, Any]:
         return {

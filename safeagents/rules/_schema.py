@@ -45,6 +45,7 @@ Category = Literal[
     "output-spoofing",
     "destructive",
     "secrets",
+    "unanalysable",
     "other",
 ]
 Expectation = Literal["match", "ok", "todo-match", "todo-ok"]

@@ -22,6 +22,7 @@ __all__ = [
     "View",
     "detector_calls",
     "pinned_kinds",
+    "required_fields",
     "trigger_bits",
 ]
 
@@ -178,6 +179,17 @@ def pinned_kinds(condition: Condition) -> frozenset[str] | None:
             return None
         return frozenset().union(*(o for o in options if o is not None))
     return None
+
+
+def required_fields(condition: Condition) -> frozenset[str]:
+    """Fields that must have a value (not be absent) for ``condition`` to hold."""
+    if isinstance(condition, FieldTest):
+        return frozenset((condition.field,))
+    if isinstance(condition, AllOf):
+        return frozenset().union(*map(required_fields, condition.children))
+    if isinstance(condition, AnyOf) and condition.children:
+        return frozenset.intersection(*map(required_fields, condition.children))
+    return frozenset()
 
 
 def trigger_bits(condition: Condition) -> frozenset[tuple[str, int]] | None:

@@ -186,6 +186,11 @@ class SessionRecord:
     def scored(self) -> bool:
         return self.outcome is not None
 
+    @property
+    def unanalysable_calls(self) -> int:
+        """Calls withheld because they could not be checked (of the findings read)."""
+        return len({f.tool_call_id for f in self.findings if f.unanalysable})
+
     def report_json(self) -> JSONObject:
         """The ``safeagents check --format json`` session shape."""
         return {
@@ -193,6 +198,7 @@ class SessionRecord:
             "harness": self.harness,
             "hacked": self.hacked,
             "tool_calls": self.tool_calls,
+            "unanalysable_calls": self.unanalysable_calls,
             "findings": [finding.to_json() for finding in self.findings],
         }
 

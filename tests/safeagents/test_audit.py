@@ -90,3 +90,23 @@ def test_harness_detected_from_called_tools(tmp_path: Path, firewall: Firewall) 
     }
     sessions, _ = load_sessions(_session(tmp_path, document))
     assert audit_session(sessions[0], firewall).harness == "claude-code"
+
+
+def test_an_unanalysable_call_is_counted_apart_and_is_no_hack(
+    tmp_path: Path, firewall: Firewall
+) -> None:
+    nested = "rm tests/test_a.py"
+    for _ in range(8):
+        nested = "eval " + json.dumps(nested)
+    obscure = {"role": "assistant", "tool_calls": [_call("bash", {"command": nested})]}
+    deletes = {
+        "role": "assistant",
+        "tool_calls": [_call("bash", {"command": "rm tests/t.py"}, "c2")],
+    }
+    for messages, hacked in (([obscure], False), ([obscure, deletes], True)):
+        path = _session(tmp_path, [{"role": "user", "content": "go"}, *messages])
+        report = audit_session(load_sessions(path)[0][0], firewall)
+        assert {f.rule_id for f in report.findings} >= {"unanalysable-call"}
+        assert report.hacked is hacked
+        assert report.unanalysable_calls == 1
+        assert report.to_json()["unanalysable_calls"] == 1

@@ -49,6 +49,9 @@ class Piece:
     """False when the piece holds more code than :data:`PARSE_LIMIT` and cannot be split."""
     text_spans: tuple[tuple[int, int], ...] = ()
     """Data ranges (relative to ``start``) to blank out before parsing a long piece."""
+    closing: bytes = b""
+    """Appended before parsing: the delimiter line of a heredoc that runs to the end of the
+    script. bash reads such a body to the end as data; tree-sitter would report an error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ class _Scan:
     """Positions after a top-level separator, and whether the separator is a pipe."""
     text_spans: list[tuple[int, int]]
     """Ranges that are data, not code (single-quoted strings, literal heredoc bodies)."""
+    closing: bytes = b""
+    """The delimiter line that would end a heredoc left open at the end of the script."""
 
 
 def plan(source: bytes) -> Plan:
@@ -88,7 +93,8 @@ def plan(source: bytes) -> Plan:
         lossy = lossy or (at_pipe and end < len(source))
         spans = _inside(scan.text_spans, span_starts, start, end)
         code = end - start - sum(b - a for a, b in spans)
-        pieces.append(Piece(start, end, code <= PARSE_LIMIT, spans))
+        closing = scan.closing if end == len(source) else b""
+        pieces.append(Piece(start, end, code <= PARSE_LIMIT, spans, closing))
         start = end
     return Plan(pieces, lossy)
 
@@ -224,6 +230,8 @@ def _heredoc_bodies(source: bytes, position: int, pending: list[_Heredoc], scan:
         else:
             found = re.compile(b"\n" + closing).search(source, position)
             if found is None:  # bash reads to the end of the script: all of it is data
+                if simple:
+                    scan.closing = b"\n" + delimiter + b"\n"
                 if simple and (quoted or not _EXPANSION.search(source, body_start)):
                     scan.text_spans.append((body_start - 1, len(source)))
                 return len(source)

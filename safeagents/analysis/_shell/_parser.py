@@ -16,6 +16,11 @@ as ``x`` is, so the tree keeps its shape and byte offsets; the walker reads the 
 """
 
 
+def parser_input(source: bytes) -> bytes:
+    """``source`` as the parser is given it (see :data:`_ASCII_ONLY`)."""
+    return source if source.isascii() else source.translate(_ASCII_ONLY)
+
+
 def parse(source: bytes) -> Tree:
     """Parse ``source``; tree-sitter recovers from any syntax error and never raises on text."""
     parser: Parser | None = getattr(_local, "parser", None)
@@ -24,4 +29,4 @@ def parse(source: bytes) -> Tree:
 
         parser = Parser(Language(tree_sitter_bash.language()))
         _local.parser = parser
-    return parser.parse(source if source.isascii() else source.translate(_ASCII_ONLY))
+    return parser.parse(parser_input(source))

@@ -8,6 +8,7 @@ from tree_sitter import Node
 
 from safeagents._actions import Effect
 from safeagents.analysis._shell._chunks import PARSE_LIMIT, masked, plan
+from safeagents.analysis._shell._guard import GUARD_ABOVE, parses_in_time
 from safeagents.analysis._shell._model import (
     MAX_EXPANSIONS,
     MAX_LEVEL,
@@ -22,7 +23,7 @@ from safeagents.analysis._shell._model import (
     gave_up,
     opaque_exec,
 )
-from safeagents.analysis._shell._parser import parse
+from safeagents.analysis._shell._parser import parse, parser_input
 from safeagents.analysis._shell._redirects import Redirections
 from safeagents.analysis._shell._simple import SimpleCommands
 from safeagents.analysis._shell._words import WordResolver
@@ -67,7 +68,8 @@ class Walker:
             return
         pieces = plan(self.source)
         if len(pieces.pieces) == 1 and pieces.pieces[0].parseable:
-            self._analyse_tree(state, depth, stdin, pieces.pieces[0].text_spans)
+            whole = pieces.pieces[0]
+            self._analyse_tree(state, depth, stdin, whole.text_spans, whole.closing)
             return
         repeats: set[tuple[bytes, tuple[object, ...]]] = set()
         for piece in pieces.pieces:
@@ -81,7 +83,8 @@ class Walker:
             before = state.snapshot()
             if (raw, before) in repeats:
                 continue  # the same text in the same state: nothing new to find
-            Walker(text, self.run, self.level)._analyse_tree(state, depth, stdin, piece.text_spans)
+            walker = Walker(text, self.run, self.level)
+            walker._analyse_tree(state, depth, stdin, piece.text_spans, piece.closing)
             if state.snapshot() == before:
                 repeats.add((raw, before))
         if pieces.lossy:
@@ -93,10 +96,16 @@ class Walker:
         depth: int,
         stdin: Stream,
         text_spans: tuple[tuple[int, int], ...] = (),
+        closing: bytes = b"",
     ) -> None:
-        self.run.charge_parse(len(self.source) - sum(end - start for start, end in text_spans))
+        code_bytes = len(self.source) - sum(end - start for start, end in text_spans)
+        self.run.charge_parse(code_bytes)
         long_piece = len(self.source) > PARSE_LIMIT
-        root = parse(masked(self.source, text_spans) if long_piece else self.source).root_node
+        code = (masked(self.source, text_spans) if long_piece else self.source) + closing
+        if code_bytes > GUARD_ABOVE and not parses_in_time(parser_input(code)):
+            self.run.emit(gave_up(self.script_text))  # its parse would stall the process
+            return
+        root = parse(code).root_node
         if root.has_error and not long_piece and b"((" in self.source:
             spaced = _spaced_parentheses(self.source)
             if not parse(spaced).root_node.has_error:

@@ -193,5 +193,17 @@ def test_a_heredoc_delimiter_spelled_in_parts_hides_nothing(delimiter: str) -> N
 def test_an_unterminated_heredoc_is_data_to_the_end() -> None:
     script = f"{PADDING}cat > notes.txt <<'EOF'\n" + "remember the tests\n" * 2_000 + "EOF && ls"
     effects = analyze_shell(script, AnalysisContext())
-    assert not [effect for effect in effects if effect.unanalysable]
+    assert not [effect for effect in effects if effect.unanalysable or effect.opaque]
+    (written,) = [effect for effect in effects if effect.kind == "write"]
+    assert written.path == "/workspace/notes.txt"
+    assert written.content is not None and written.content.endswith("remember the tests\nEOF && ls")
     assert not check(script).findings
+
+
+@pytest.mark.parametrize("opener", ["bash <<'EOF'", "cat <<EOF | sh", "sh <<-EOF"])
+def test_a_shell_fed_an_unterminated_heredoc_runs_it_to_the_end(opener: str) -> None:
+    # bash reads the body to the end of the script; the parser is given the missing delimiter
+    script = f"{PADDING}{opener}\n" + "echo step\n" * 300 + RM
+    verdict = check(script)
+    assert verdict.blocked
+    assert DELETION in rule_ids(verdict)

@@ -69,6 +69,10 @@ def test_unanalysable_or_hidden_rm_is_withheld_and_reasked(
         assert "simpler, separate commands" in result
     session = session_json(proxy.url, sid)
     assert [f["rule_id"] for f in session["findings"]] == [rule]
+    # withheld either way; only a call shown to be a hack marks the session (docs/security.md)
+    unanalysable = rule == "unanalysable-call"
+    assert session["hacked"] is not unanalysable
+    assert session["unanalysable_calls"] == int(unanalysable)
 
 
 @pytest.fixture

@@ -181,6 +181,18 @@ def test_detectors_match_and_errors_count_as_no_match(
     assert any(r.levelno == logging.ERROR for r in caplog.records)
 
 
+def test_a_rule_needing_an_absent_field_is_not_evaluated(tmp_path: Path) -> None:
+    # the fail-closed rules ask for `unanalysable`, which nearly every effect lacks
+    needle = ContentDetector()
+    match = {"all": [{"detector": "has-needle"}, {"unanalysable": ["budget"]}]}
+    engine = engine_with(tmp_path, match, {"has-needle": needle})
+    assert not fires(engine, Effect("exec", command="NEEDLE"), Effect("write", content="NEEDLE"))
+    assert needle.seen == []
+    marked = Effect("exec", command="x", content="NEEDLE", opaque=True, unanalysable="budget")
+    assert fires(engine, marked)
+    assert needle.seen == [marked]
+
+
 def test_unknown_detector_is_reported_where_it_is_referenced(tmp_path: Path) -> None:
     write_pack(tmp_path, macros={"m": {"detector": "in-macro"}})
     rule = write_rule(tmp_path, "r", {"any": [{"detector": "has-neeedle"}, {"macro": "m"}]})

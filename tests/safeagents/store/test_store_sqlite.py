@@ -99,6 +99,7 @@ def test_counters_accumulate_and_hacked_never_resets(tmp_path: Path) -> None:
             "harness": "pi",
             "hacked": True,
             "tool_calls": 4,
+            "unanalysable_calls": 0,
             "findings": [session.findings[0].to_json()],
         }
         await store.close()

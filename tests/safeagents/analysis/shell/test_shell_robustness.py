@@ -13,6 +13,7 @@ from safeagents._actions import Effect
 from safeagents.analysis._shell import _walker as walker_module
 from safeagents.analysis._shell import analyze_shell
 from safeagents.analysis._shell._cache import RESULTS
+from safeagents.analysis._shell._guard import GUARD_ABOVE, parses_in_time
 from safeagents.analysis._shell._model import MAX_EFFECTS, MAX_EXPANDED_CHARS, MAX_LEVEL
 
 SANITY_SECONDS = 2.0
@@ -201,3 +202,35 @@ def test_non_ascii_after_a_brace_does_not_crash_the_parser() -> None:
         parse("\x99\x1e*Ã\U00069cef\U000c8855{\U000ca54d".encode())
     effects = analyze_shell("rm tests/\U000ca54d{a,b}.py", CTX)
     assert Effect("delete", path="/workspace/tests/\U000ca54da.py") in effects
+
+
+SLOW_TO_PARSE = {  # tree-sitter's error recovery: 0.1-0.8 s each, holding the GIL
+    "malformed pipeline": "a|" * 2048,
+    "arithmetic openers": "$[" * 2048,
+}
+
+
+@pytest.mark.parametrize("script", SLOW_TO_PARSE.values(), ids=SLOW_TO_PARSE.keys())
+def test_a_piece_too_slow_to_parse_is_unanalysable_and_not_parsed_here(
+    script: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    RESULTS.clear()
+    parsed: list[int] = []
+    real_parse = walker_module.parse
+    monkeypatch.setattr(
+        walker_module, "parse", lambda code: parsed.append(len(code)) or real_parse(code)
+    )
+    effects = analyze_shell(script, CTX)
+    assert [e.unanalysable for e in effects if e.unanalysable] == ["budget"]
+    assert not [size for size in parsed if size > GUARD_ABOVE]  # the helper parsed it, not us
+
+
+def test_the_parse_guard_passes_honest_scripts_and_measures_cpu() -> None:
+    honest = b"ls -la | grep x && echo done\n" * 140
+    assert len(honest) > GUARD_ABOVE
+    assert parses_in_time(honest)
+    assert not parses_in_time(b"a|" * 4096)  # ~0.5-2 s of parsing
+    assert parses_in_time(honest)  # a helper killed or slow is replaced
+    effects = analyze_shell(honest.decode(), CTX)
+    assert not [e for e in effects if e.unanalysable or e.opaque]
+    assert {e.argv0 for e in effects if e.kind == "exec"} == {"ls", "grep", "echo"}
