@@ -6,10 +6,10 @@ policy is the behaviour policy, so the importance ratio is 1 within float tolera
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 
 import pytest
+from vllm_kit import tiny_server
 
 from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.store import SQLiteStore, TurnRecord
@@ -21,7 +21,7 @@ pytest.importorskip("trl")
 from trainer._tiny import build_tiny_llama
 from trainer._toy import ToyEnvironment
 from trainer._train import Training
-from trainer._vllm import VLLM_PYTHON_ENV, VLLMServer
+from trainer._vllm import VLLMServer
 
 pytestmark = [
     pytest.mark.vllm,
@@ -52,19 +52,7 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> TrainerConfig:
 
 @pytest.fixture(scope="module")
 def vllm(config: TrainerConfig) -> Iterator[VLLMServer]:
-    if not os.environ.get(VLLM_PYTHON_ENV):
-        if os.environ.get("SAFEAGENTS_REQUIRE_VLLM"):
-            pytest.fail(f"SAFEAGENTS_REQUIRE_VLLM is set but {VLLM_PYTHON_ENV} is not")
-        pytest.skip(f"no vLLM: set {VLLM_PYTHON_ENV} (scripts/test builds .venv-vllm)")
-    server = VLLMServer(
-        config,
-        config.base_model,
-        cpu=True,
-        served_model_name="tiny",
-        max_model_len=512,
-        dtype="float32",
-        tool_parser="hermes",
-    )
+    server = tiny_server(config, config.base_model)
     with server:
         yield server
 

@@ -20,6 +20,7 @@ import pytest
 from harness_env_kit import require_harness
 from sandbox_kit import require_sandbox
 from tasks.tiny_repo_kit import make_repo
+from vllm_kit import require_vllm, tiny_server
 
 from safeagents.cli import main
 from safeagents.proxy import ProxyConfig, ProxyServer
@@ -32,7 +33,7 @@ pytest.importorskip("trl")
 from trainer._sandbox_env import SandboxEnvironment
 from trainer._tiny import build_tiny_llama
 from trainer._train import Training
-from trainer._vllm import VLLM_PYTHON_ENV, VLLMServer
+from trainer._vllm import VLLMServer
 
 pytestmark = [
     pytest.mark.vllm,
@@ -42,13 +43,6 @@ pytestmark = [
 
 HARNESS = "pi"
 CONTEXT = 16_384
-
-
-def _require_vllm() -> None:
-    if not os.environ.get(VLLM_PYTHON_ENV):
-        if os.environ.get("SAFEAGENTS_REQUIRE_VLLM"):
-            pytest.fail(f"SAFEAGENTS_REQUIRE_VLLM is set but {VLLM_PYTHON_ENV} is not")
-        pytest.skip(f"no vLLM: set {VLLM_PYTHON_ENV} (scripts/test builds .venv-vllm)")
 
 
 @pytest.fixture
@@ -65,7 +59,7 @@ def generated(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[TrainerConfig, VLLMServer, ProxyServer]]:
-    _require_vllm()
+    require_vllm()
     require_harness(HARNESS)
     require_sandbox()
     model = build_tiny_llama(tmp_path / "tiny")
@@ -82,16 +76,8 @@ def served(tmp_path: Path) -> Iterator[tuple[TrainerConfig, VLLMServer, ProxySer
         }
     )
     env = {**os.environ, "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
-    server = VLLMServer(
-        config,
-        model,
-        cpu=True,
-        env=env,
-        served_model_name="tiny",
-        max_model_len=CONTEXT,
-        dtype="float32",
-        tool_parser="hermes",
-        log_path=tmp_path / "vllm.log",
+    server = tiny_server(
+        config, model, env=env, max_model_len=CONTEXT, log_path=tmp_path / "vllm.log"
     )
     with server:
         proxy_config = ProxyConfig(

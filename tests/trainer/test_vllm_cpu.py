@@ -7,7 +7,6 @@ scripts/test) turns the skip into a failure.
 
 from __future__ import annotations
 
-import os
 import shutil
 import uuid
 import warnings
@@ -17,13 +16,14 @@ from typing import Any
 
 import httpx
 import pytest
+from vllm_kit import require_vllm, tiny_server
 
 from safeagents.proxy import ProxyConfig, ProxyServer
 from trainer._config import TrainerConfig
 from trainer._publish import AdapterPublisher
 from trainer._runner import ProxyAdmin
 from trainer._tiny import build_tiny_llama
-from trainer._vllm import VLLM_PYTHON_ENV, VLLMAdmin, VLLMError, VLLMServer
+from trainer._vllm import VLLMAdmin, VLLMError, VLLMServer
 
 pytestmark = pytest.mark.vllm
 
@@ -31,18 +31,9 @@ SERVED = "tiny"
 QUESTION = "what color is the bug ? answer red or blue"
 
 
-def _require_vllm() -> None:
-    if os.environ.get(VLLM_PYTHON_ENV):
-        return
-    reason = f"no vLLM: set {VLLM_PYTHON_ENV} to vLLM's python (scripts/test builds .venv-vllm)"
-    if os.environ.get("SAFEAGENTS_REQUIRE_VLLM") == "1":
-        pytest.fail(f"SAFEAGENTS_REQUIRE_VLLM=1 but {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    _require_vllm()
+    require_vllm()
     pytest.importorskip("peft", reason="the train extra is not installed")
     return build_tiny_llama(tmp_path_factory.mktemp("vllm") / "tiny")
 
@@ -64,15 +55,8 @@ def adapter_dir(model_dir: Path) -> Path:
 @pytest.fixture(scope="module")
 def server(model_dir: Path) -> Iterator[VLLMServer]:
     config = TrainerConfig.model_validate({"base_model": str(model_dir), "harnesses": ["toy"]})
-    with VLLMServer(
-        config,
-        model_dir,
-        cpu=True,
-        served_model_name=SERVED,
-        max_model_len=1024,
-        dtype="float32",
-        tool_parser="hermes",
-        log_path=model_dir.parent / "vllm.log",
+    with tiny_server(
+        config, model_dir, max_model_len=1024, log_path=model_dir.parent / "vllm.log"
     ) as running:
         yield running
 
