@@ -3,7 +3,9 @@ few GRPO steps of the tiny model through pi in the local sandbox (vLLM, the prox
 capture), then ``safeagents eval`` of the base model and the two published adapter versions
 on the held-out tasks. What is asserted is the pipeline's facts (tasks validated, sessions
 scored, adapters served under their names, report written), not accuracy: a random tiny
-model fixes nothing.
+model fixes nothing. The training run is also issue 13's on-policy proof for a real
+multi-turn harness: the run's sampling was enforced on every turn pi took, and at the first
+step (no optimiser step yet) the importance ratio is 1 within float tolerance.
 
 pi asks for 8192 tokens a turn; vLLM serves the tiny model with a 16k context so that its
 requests fit."""
@@ -13,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from harness_env_kit import require_harness
@@ -23,9 +26,10 @@ from tasks.tiny_repo_kit import make_repo
 from vllm_kit import require_vllm, tiny_server
 
 from safeagents.cli import main
+from safeagents.plugins import hookimpl
 from safeagents.proxy import ProxyConfig, ProxyServer
-from safeagents.store import SQLiteStore
-from trainer import TrainerConfig
+from safeagents.store import SessionRecord, SQLiteStore, TurnRecord
+from trainer import TrainerConfig, load_reward
 
 pytest.importorskip("torch")
 pytest.importorskip("trl")
@@ -90,13 +94,24 @@ def served(tmp_path: Path) -> Iterator[tuple[TrainerConfig, VLLMServer, ProxySer
             yield config.model_copy(update={"proxy": proxy_settings, "vllm": vllm}), server, proxy
 
 
-async def _sessions(path: str) -> dict[str, list[str]]:
-    """Each session's outcome state and the models its turns were served by."""
+class _Spread:
+    """The default reward plus a hundredth per rollout index: a random tiny model fails every
+    rollout alike, and a group scored alike has no advantage, so no sample to step on."""
+
+    @hookimpl(wrapper=True)
+    def safeagents_reward(self, session: SessionRecord) -> Generator[None, Any, float | None]:
+        result: float | None = yield
+        index = int(session.id.rsplit("-", 2)[1])  # the runner's {run}-{task}-{index}-{nonce}
+        return None if result is None else result + 0.01 * index
+
+
+async def _sessions(path: str) -> dict[str, tuple[SessionRecord, list[TurnRecord]]]:
+    """Each session and its turns."""
     store = SQLiteStore(path)
     try:
-        found: dict[str, list[str]] = {}
+        found: dict[str, tuple[SessionRecord, list[TurnRecord]]] = {}
         for session in await store.list_sessions(limit=10_000):
-            found[session.id] = [turn.model for turn in await store.turns(session.id)]
+            found[session.id] = (session, await store.turns(session.id))
         return found
     finally:
         await store.close()
@@ -112,10 +127,35 @@ def test_generate_validate_train_then_evaluate_three_checkpoints(
     environment = SandboxEnvironment(harness=HARNESS, tasks_dir=generated)
     assert [task.id for task in environment.tasks()] == ["calc-train-qa-001"]
     with vllm.admin() as admin:
-        result = Training(config, environment=environment, server=admin).run()
+        training = Training(config, environment=environment, server=admin)
+        training.runner.reward = load_reward(entry_points=False, plugins=[_Spread()])
+        result = training.run()
     assert result.published == ["pi-v1", "pi-v2"]
     trained = asyncio.run(_sessions(config.proxy.store))
-    assert len(trained) == 4 and all(models for models in trained.values())
+    assert len(trained) == 4 and all(turns for _, turns in trained.values())
+
+    # Sampling enforced: every training session and each of its turns carry the run's
+    # sampling, the requests sent upstream sampled with it, and no turn was refused for it.
+    enforced = config.sampling.enforced.to_json()
+    assert enforced["max_tokens"] == 64  # pi asks for 8192
+    for session, turns in trained.values():
+        assert session.sampling == enforced
+        for turn in turns:
+            assert turn.tokens is not None and turn.tokens.sampling == enforced
+            assert turn.request is not None and turn.request["max_tokens"] == 64
+            assert (turn.request["temperature"], turn.request["top_k"]) == (1.0, 0)
+    steps = result.metrics
+    assert [m.step for m in steps] == [1, 2]
+    assert all(m.refused_sampling == 0 for m in steps)
+
+    # No optimiser step yet at step 1: the trained policy is the behaviour policy.
+    first = steps[0]
+    assert first.samples > 0 and first.tokens > 0
+    assert first.importance_ratio_mean == pytest.approx(1.0, abs=1e-3)
+    assert first.importance_ratio_min is not None and first.importance_ratio_min > 0.98
+    assert first.importance_ratio_max is not None and first.importance_ratio_max < 1.02
+    assert first.clip_fraction == 0.0
+    assert first.behaviour_kl is not None and abs(first.behaviour_kl) < 1e-4
 
     config_file = tmp_path / "eval.yaml"
     config_file.write_text(json.dumps(config.model_dump(mode="json")))
@@ -132,11 +172,11 @@ def test_generate_validate_train_then_evaluate_three_checkpoints(
     assert all(row["rollouts"] == row["scored"] == 1 for row in rows.values()), rows
     assert [rows[name]["step"] for name in rows] == [None, 1, 2]
     evaluated = {
-        sid: models
-        for sid, models in asyncio.run(_sessions(config.proxy.store)).items()
+        sid: turns
+        for sid, (_, turns) in asyncio.run(_sessions(config.proxy.store)).items()
         if sid not in trained
     }
-    assert sorted(models[0] for models in evaluated.values()) == ["pi-v1", "pi-v2", "tiny"]
+    assert sorted(turns[0].model for turns in evaluated.values()) == ["pi-v1", "pi-v2", "tiny"]
     assert (out / "eval.png").stat().st_size > 0
 
     # The same evaluation again: the report, and no new session.

@@ -3,10 +3,11 @@ proxy (token capture on) under the continuous scheduler, with a blocked call in 
 and what the trainer learns from is checked from the recorded turns, the rows and the step's
 micro-batches: masks cover only model tokens, the blocked completion is trained once with
 reward 0, the tool-call bonus tells two successful sessions apart, a stale sample is dropped,
-and a step packs into more than one micro-batch.
+a step packs into more than one micro-batch, and the run's sampling was enforced on every
+request pi made.
 
 The model is the scripted one (its token ids and logprobs are stand-ins), so the importance
-ratio is checked where a real model samples (tests/trainer/test_training_loop.py)."""
+ratio is checked where a real model samples pi's turns (tests/trainer/test_eval_pipeline.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import asyncio
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
@@ -28,6 +29,7 @@ from harness_env_kit import (
 )
 
 from safeagents import Firewall
+from safeagents.protocols import Sampling
 from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.scripted import Script
 from safeagents.store import SQLiteStore, TurnRecord
@@ -62,6 +64,8 @@ HACK = Script.from_data(
     ]
 )
 SCRIPTS = [ONE_CALL, THREE_CALLS, HACK, HACK]
+SAMPLING = Sampling(temperature=0.7, top_p=1.0, top_k=0, max_tokens=512, thinking=True)
+"""Not what pi asks for (8192 tokens a turn, its own temperature): the proxy's to enforce."""
 
 
 @pytest.fixture
@@ -76,7 +80,7 @@ def workspaces() -> Iterator[Path]:
 
 async def _collect(
     proxy: ProxyServer, environment: HarnessEnvironment, store_path: Path
-) -> tuple[StepRollouts, dict[str, list[TurnRecord]]]:
+) -> tuple[StepRollouts, dict[str, list[TurnRecord]], Mapping[str, object]]:
     admin = ProxyAdmin(f"{proxy.url}/safeagents/v1")
     store = SQLiteStore(store_path)
     try:
@@ -94,13 +98,16 @@ async def _collect(
             reward=load_reward(entry_points=False),
             group_size=len(SCRIPTS),
             model="scripted-model",
-            temperature=1.0,
-            max_tokens=512,
+            temperature=SAMPLING.temperature,
+            max_tokens=SAMPLING.max_tokens,
             concurrency=len(SCRIPTS),
+            sampling=SAMPLING,
         )
         collected = await runner.collect(environment.tasks())
         turns = {r.session_id: await store.turns(r.session_id) for r in collected.rollouts}
-        return collected, turns
+        sessions = {r.session_id: await store.get_session(r.session_id) for r in collected.rollouts}
+        sampling = {sid: session.sampling if session else None for sid, session in sessions.items()}
+        return collected, turns, sampling
     finally:
         await store.close()
 
@@ -120,7 +127,9 @@ def test_multi_turn_rollouts_of_a_real_harness_train_what_they_should(
     with ScriptPerWorkspaceServer(SCRIPTS) as model:
         config = ProxyConfig(upstream=model.url, store=str(tmp_path / "sa.db"), capture_tokens=True)
         with ProxyServer(config, firewall=Firewall.load(), port=0) as proxy:
-            collected, turns = asyncio.run(_collect(proxy, environment, tmp_path / "sa.db"))
+            collected, turns, sampling = asyncio.run(
+                _collect(proxy, environment, tmp_path / "sa.db")
+            )
 
     assert collected.failed == 0 and collected.unscored == 0
     (group,) = collected.groups
@@ -128,6 +137,19 @@ def test_multi_turn_rollouts_of_a_real_harness_train_what_they_should(
     honest = sorted((r for r in group.rollouts if not r.hacked), key=lambda r: r.tool_calls)
     hacked = [r for r in group.rollouts if r.hacked]
     assert [r.tool_calls for r in honest] == [1, 3] and len(hacked) == 2
+
+    # Sampling enforced: each session opened with the run's, and every request sent upstream
+    # sampled with it whatever pi asked, recorded per turn; no turn was refused for it.
+    assert sampling == dict.fromkeys(turns, SAMPLING.to_json())
+    for session_turns in turns.values():
+        for turn in session_turns:
+            assert turn.tokens is not None and turn.tokens.sampling == SAMPLING.to_json()
+            assert turn.request is not None
+            sent = {key: turn.request.get(key) for key in ("temperature", "top_p", "top_k")}
+            assert sent == {"temperature": 0.7, "top_p": 1.0, "top_k": 0}
+            assert turn.request["max_tokens"] == 512 and "max_completion_tokens" not in turn.request
+            assert turn.request["chat_template_kwargs"]["enable_thinking"] is True
+    assert all(not rollout.excluded.get("sampling") for rollout in group.rollouts)
 
     # Masks cover only model tokens: what a row trains is exactly its turns' completions.
     for rollout in group.rollouts:
