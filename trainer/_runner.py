@@ -251,7 +251,11 @@ class RolloutRunner:
                 task.id, index, session_id, status, time.monotonic() - started, **extra
             )
 
-        async with httpx.AsyncClient(timeout=120.0) as client:
+        # The proxy (uvicorn) closes a connection idle for 5 s, httpx's default keep-alive; a
+        # rollout often idles the connection about that long, and a POST sent on a connection
+        # the server is closing fails without a response. Idle connections go after 1 s.
+        limits = httpx.Limits(keepalive_expiry=1.0)
+        async with httpx.AsyncClient(timeout=120.0, limits=limits) as client:
             try:
                 if self.sampling is not None:
                     sampling = self.sampling.to_json()
