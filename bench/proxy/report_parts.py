@@ -169,17 +169,12 @@ def resource_sections(data: dict[str, Any]) -> list[str]:
         ]
         keys = sorted({(r["call"], r["size"]) for r in engine["rows"]}, key=_size_order)
         for call, size in keys:
-            cells = [
-                _f(
-                    next(
-                        r["p50"]
-                        for r in engine["rows"]
-                        if (r["call"], r["size"], r["engine"]) == (call, size, e)
-                    ),
-                    0,
-                )
-                for e in _engines(engine)
-            ]
+            p50 = {
+                r["engine"]: r["p50"]
+                for r in engine["rows"]
+                if (r["call"], r["size"]) == (call, size)
+            }
+            cells = [_f(p50[e], 0) if e in p50 else "-" for e in _engines(engine)]
             lines.append(f"| {call} | {size} | " + " | ".join(cells) + " |")
         lines.append("")
     elif engine.get("error"):
