@@ -97,7 +97,7 @@ def build_tiny_llama(directory: Path, *, seed: int = 0) -> Path:
     takes), untied embeddings; generation stops at ``<|im_end|>`` or ``<|eos|>``.
     """
     import torch
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = build_tiny_tokenizer()
     stop_ids = [tokenizer.convert_tokens_to_ids(IM_END), tokenizer.eos_token_id]
@@ -118,21 +118,14 @@ def build_tiny_llama(directory: Path, *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
-    generation_config: Any = GenerationConfig  # its __init__ is untyped
-    model.generation_config = generation_config(
-        eos_token_id=stop_ids, pad_token_id=tokenizer.pad_token_id
-    )
-    directory.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return _save(model, tokenizer, stop_ids, directory)
 
 
 def build_tiny_lfm2(directory: Path, *, seed: int = 0) -> Path:
     """Save a tiny random float32 ``Lfm2ForCausalLM``: a hybrid model whose ``layer_types``
     are a short-convolution layer and an attention layer, with the tiny tokenizer."""
     import torch
-    from transformers import GenerationConfig, Lfm2Config, Lfm2ForCausalLM
+    from transformers import Lfm2Config, Lfm2ForCausalLM
 
     tokenizer = build_tiny_tokenizer()
     stop_ids = [tokenizer.convert_tokens_to_ids(IM_END), tokenizer.eos_token_id]
@@ -155,6 +148,12 @@ def build_tiny_lfm2(directory: Path, *, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = Lfm2ForCausalLM(config)
+    return _save(model, tokenizer, stop_ids, directory)
+
+
+def _save(model: Any, tokenizer: Any, stop_ids: list[int], directory: Path) -> Path:
+    from transformers import GenerationConfig
+
     generation_config: Any = GenerationConfig  # its __init__ is untyped
     model.generation_config = generation_config(
         eos_token_id=stop_ids, pad_token_id=tokenizer.pad_token_id
