@@ -19,18 +19,21 @@ exposes functions decorated with :data:`hookimpl`::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pluggy
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+
+    from starlette.types import ASGIApp
 
     from safeagents._detector import Detector
     from safeagents._harness import Harness
     from safeagents.store import SessionRecord, TurnRecord
 
-__all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
+__all__ = ["PROJECT_NAME", "ConsoleSection", "hookimpl", "hookspec"]
 
 PROJECT_NAME = "safeagents"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
@@ -54,6 +57,22 @@ def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None
     ``argparse.Namespace`` and rich consoles for standard output and standard error; it
     returns the exit status.
     """
+
+
+class ConsoleSection(NamedTuple):
+    """A section an add-on adds to the web console: ``title`` in its navigation, served
+    under ``/ui/{path}/`` by ``app`` (the console checks access before the request reaches
+    it; ``scope["root_path"]`` tells the app where it is mounted)."""
+
+    title: str
+    path: str
+    app: ASGIApp
+
+
+@hookspec
+def safeagents_console_sections(runs: Sequence[Path]) -> Sequence[ConsoleSection]:  # type: ignore[empty-body]
+    """Sections of the web console this plugin provides. ``runs`` are the directories of
+    training runs and evaluations the console was pointed at (``--runs``), possibly none."""
 
 
 @hookspec
