@@ -35,7 +35,7 @@ from trainer.sandbox._cgroup import Cgroup, CgroupLimits, Cgroups, CgroupsUnavai
 from trainer.sandbox._files import copy_tree, remove_tree
 from trainer.sandbox._protocol import AGENT_LIMITS, ExecResult, Limits, ProxyAccess, SandboxError
 
-__all__ = ["LocalBackend", "LocalSandbox", "default_exposed"]
+__all__ = ["LocalBackend", "LocalSandbox", "default_exposed", "visible"]
 
 _RELAY = Path(__file__).with_name("_relay.py")
 _RUN = "/run/safeagents"
@@ -50,6 +50,14 @@ def default_exposed() -> tuple[Path, ...]:
     """This Python's environment and installation (the agent's and the verifier's python)."""
     prefixes = {Path(sys.prefix), Path(sys.base_prefix).resolve(), Path(sys.executable).parent}
     return tuple(sorted(prefixes))
+
+
+def visible(path: str | Path, exposed: Iterable[Path]) -> bool:
+    """Whether ``path`` is visible in a sandbox showing the system directories and
+    ``exposed``."""
+    resolved = Path(path).resolve()
+    system = [Path(entry).resolve() for entry in _SYSTEM if Path(entry).exists()]
+    return any(_inside(resolved, entry) for entry in (*exposed, *system))
 
 
 def _inside(path: Path, directory: Path) -> bool:
@@ -99,9 +107,7 @@ class LocalBackend:
 
     def exposes(self, path: str | Path) -> bool:
         """Whether ``path`` is visible inside this backend's sandboxes."""
-        resolved = Path(path).resolve()
-        system = [Path(entry).resolve() for entry in _SYSTEM if Path(entry).exists()]
-        return any(_inside(resolved, entry) for entry in (*self.exposed, *system))
+        return visible(path, self.exposed)
 
     def check(self) -> None:
         """Run ``true`` in a sandbox once, or raise :class:`SandboxError` saying why not."""
@@ -350,16 +356,23 @@ class LocalSandbox:
             refused=tuple(bridge.refused) if bridge else (),
         )
 
-    async def read(self, path: str) -> bytes | None:
+    def host_path(self, path: str) -> Path | None:
+        """Where ``path`` inside is on the host: in the workspace or a directory added, never
+        through a link out of it (``None`` then, and for the rest of the sandbox)."""
         inside = PurePosixPath(path)
-        for mount in sorted(self._mounts, key=lambda m: -len(PurePosixPath(m.target).parts)):
+        latest_first = reversed(self._mounts)  # a later mount at the same place hides the earlier
+        for mount in sorted(latest_first, key=lambda m: -len(PurePosixPath(m.target).parts)):
             target = PurePosixPath(mount.target)
             if inside == target or target in inside.parents:
                 host = (mount.source / inside.relative_to(target)).resolve()
-                if not _inside(host, mount.source.resolve()) or not host.is_file():
-                    return None  # a link out of the sandbox reads as nothing
-                return await asyncio.to_thread(host.read_bytes)
+                return host if _inside(host, mount.source.resolve()) else None
         return None
+
+    async def read(self, path: str) -> bytes | None:
+        host = self.host_path(path)
+        if host is None or not host.is_file():
+            return None  # a link out of the sandbox reads as nothing
+        return await asyncio.to_thread(host.read_bytes)
 
     async def close(self) -> None:
         self._closed = True
