@@ -152,9 +152,10 @@ async def _serve(requests: TextIO, answers: TextIO) -> None:
         if not line:
             await worker.stop({})
             return
-        request = json.loads(line)
-        op = request.get("op")
+        op = None
         try:
+            request = json.loads(line)
+            op = request["op"]
             answer = {"ok": True, **await handlers[op](request)}
         except Exception as problem:  # every failure is an answer, the worker goes on
             answer = {"ok": False, "error": f"{type(problem).__name__}: {problem}"}

@@ -133,3 +133,24 @@ def test_what_harbor_cannot_host_is_a_clear_sandbox_error(tmp_path: Path) -> Non
     with pytest.raises(SandboxError, match="harbor sandbox only"):
         make_backend("local", harbor_environment="docker")
     assert make_backend({"name": "harbor", "environment": "docker"}).environment == "docker"  # type: ignore[attr-defined]
+
+
+def test_the_modules_run_in_harbors_venv_export_what_they_define() -> None:
+    backend = require_harbor()
+    check = (
+        "import importlib\n"
+        "for name in ('_harbor_env', '_harbor_worker'):\n"
+        "    module = importlib.import_module(f'trainer.sandbox.{name}')\n"
+        "    assert module.__all__ and all(hasattr(module, n) for n in module.__all__), name\n"
+        "    print(name, *module.__all__)\n"
+    )
+    done = subprocess.run(
+        [str(backend.python), "-c", check],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["_harbor_env BwrapEnvironment", "_harbor_worker main"]
