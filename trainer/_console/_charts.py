@@ -120,6 +120,8 @@ def _nice_ticks(low: float, high: float, percent: bool, digits: int) -> list[tup
     raw = (high - low) / _TICKS
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    if digits == 0 and not percent:
+        step = max(1.0, math.ceil(step))  # counts and steps: whole ticks only
     first = math.ceil(low / step - 1e-9) * step
     ticks = []
     value = first
