@@ -16,6 +16,7 @@ WIDTH = 480
 HEIGHT = 210
 _LEFT, _RIGHT, _TOP, _BOTTOM = 52.0, 12.0, 14.0, 34.0
 _TICKS = 4
+MARKED_POINTS = 500
 COLOURS = ("#2563eb", "#dc2626", "#059669", "#d97706")
 
 Values = Sequence[float | None]
@@ -44,6 +45,12 @@ class Line:
     path: str
     """SVG path data; a missing value breaks the line."""
     points: tuple[Point, ...]
+
+    @property
+    def marked(self) -> bool:
+        """Whether each point gets a marker (with its value on hover): not on long runs,
+        where thousands of markers would only slow the page down."""
+        return len(self.points) <= MARKED_POINTS
 
 
 @dataclass(frozen=True, slots=True)

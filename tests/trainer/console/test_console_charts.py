@@ -81,3 +81,12 @@ def test_console_modules_export_what_they_define(module: str) -> None:
         and callable(value)
     }
     assert defined <= set(loaded.__all__)
+
+
+def test_a_long_run_draws_its_line_without_a_marker_per_point() -> None:
+    steps = list(range(1, 2002))
+    chart = line_chart("r", "Reward", steps, [("r", "reward", [s / 2001 for s in steps])])
+    (line,) = chart.lines
+    assert len(line.points) == 2001 and line.path.count("L") == 2000
+    assert not line.marked
+    assert line_chart("r", "Reward", [1, 2], [("r", "reward", [0.1, 0.2])]).lines[0].marked
