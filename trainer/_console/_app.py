@@ -8,6 +8,7 @@ server-sent events, ``/eval/{key}`` an evaluation, ``/assets/live.js`` the page'
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from trainer._metrics import MetricsTail
 __all__ = ["training_app"]
 
 _HEARTBEAT_SECONDS = 15.0
+_POSITION = re.compile(r"([0-9]{1,18}):([0-9]{1,18})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +149,15 @@ class _Pages:
         evaluation = catalogue.evaluations.get(key)
         if evaluation is None:
             return self._missing(request, "evaluation", key)
-        context: dict[str, Any] = {"evaluation": evaluation, "report": None, "charts": []}
+        runs = [
+            run for run in catalogue.runs.values() if run.directory == evaluation.directory.parent
+        ]
+        context: dict[str, Any] = {
+            "evaluation": evaluation,
+            "runs": runs,
+            "report": None,
+            "charts": [],
+        }
         try:
             report = await anyio.to_thread.run_sync(read_eval_report, evaluation.report)
             context.update(report=report, charts=eval_charts(report), problem=None)
@@ -176,10 +186,8 @@ class _Pages:
 
 
 def _position(text: str) -> tuple[int, int] | None:
-    offset, colon, line = text.partition(":")
-    if not colon or not offset.isdigit() or not line.isdigit():
-        return None
-    return int(offset), int(line)
+    found = _POSITION.fullmatch(text)
+    return None if found is None else (int(found[1]), int(found[2]))
 
 
 def _event(name: str, data: str, event_id: str | None = None) -> str:
@@ -202,7 +210,11 @@ async def _stream(
         if await anyio.to_thread.run_sync(tail.shrunk):
             yield _event("reset", "the metrics log was replaced")
             return
-        read = await anyio.to_thread.run_sync(tail.read)
+        try:
+            read = await anyio.to_thread.run_sync(tail.read)
+        except OSError as error:  # the browser reconnects and tries again
+            yield _event("skipped", f"{tail.path.name}: cannot be read ({error.strerror})")
+            return
         if read.metrics or read.skipped:
             for step in read.metrics:
                 yield _event("step", json.dumps(step.to_json()))

@@ -61,7 +61,11 @@ class RunState:
 
 def read_run(run: Run) -> RunState:
     tail = MetricsTail(run.metrics)
-    read = tail.read()
+    try:
+        read = tail.read()
+    except OSError as problem:
+        reason = f"{run.metrics.name}: cannot be read ({problem.strerror or problem})"
+        return RunState(run, (), (reason,), "0:0", "–")
     try:
         modified = run.metrics.stat().st_mtime
         updated = datetime.fromtimestamp(modified, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

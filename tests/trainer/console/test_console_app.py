@@ -170,11 +170,9 @@ def test_a_log_replaced_under_the_stream_resets_the_page(runs: Path) -> None:
     assert [e["event"] for e in events(answer.text)] == ["reset"]
 
 
-@pytest.mark.parametrize("position", ["x", "12", "-1:2", "1:2:3", "1.5:2"])
+@pytest.mark.parametrize("position", ["x", "12", "-1:2", "1:2:3", "1.5:2", "²:1", f"{10**30}:1"])
 def test_a_bad_stream_position_is_a_400(runs: Path, position: str) -> None:
-    answer = client([runs]).get(
-        f"{PREFIX}/events/runs/exp1/toy", headers={"Last-Event-ID": position}
-    )
+    answer = client([runs]).get(f"{PREFIX}/events/runs/exp1/toy", params={"after": position})
     assert answer.status_code == 400 and "expected OFFSET:LINE" in answer.text
 
 
@@ -191,6 +189,7 @@ def test_the_evaluation_page_compares_checkpoints(runs: Path) -> None:
     for chart in ("accuracy", "tool-calls", "hack-rate", "tokens", "seconds"):
         assert f'data-chart="{chart}"' in page.text
     assert page.text.count('data-series="pass_at_1"') == 2
+    assert f'Checkpoints of the training run <a href="{PREFIX}/run/runs/exp1/toy">' in page.text
     hacks = re.findall(r'data-series="hack_rate"[^>]* height="([^"]+)"', page.text)
     assert len(hacks) == 2 and float(hacks[0]) > 0 and float(hacks[1]) == 0
 
