@@ -271,11 +271,11 @@ class LocalSandbox:
             port=proxy.port if proxy else None,
         )
         started = time.monotonic()
+        group = self._cgroup(limits)
         ready_read, ready_write = os.pipe()
         info_read, info_write = os.pipe()
         command[1:1] = ["--info-fd", str(info_write)]
         command[-len(argv) - 1 : -len(argv) - 1] = ["--ready-fd", str(ready_write)]  # relay's
-        group = self._cgroup(limits)
         if group is not None:  # joined before bubblewrap starts: nothing it forks escapes
             command = ["/bin/sh", "-c", _JOIN, "sh", *map(str, group.procs_files), "--", *command]
         try:
