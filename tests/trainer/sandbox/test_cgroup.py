@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from sandbox_kit import require_sandbox
 
-from trainer.sandbox import ExecResult, Limits, LocalBackend, LocalSandbox
-from trainer.sandbox._cgroup import CgroupLimits, CgroupsUnavailable, find_cgroups
+from trainer.sandbox import ExecResult, Limits, LocalBackend, LocalSandbox, SandboxError
+from trainer.sandbox._cgroup import CgroupLimits, Cgroups, CgroupsUnavailable, find_cgroups
 
 ENV = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp"}
 _MIB = 1024**2
@@ -68,11 +68,16 @@ def test_a_command_runs_in_its_own_cgroup_which_is_removed(
     backend: LocalBackend, tmp_path: Path
 ) -> None:
     sandbox = _sandbox(backend, tmp_path, "own")
-    result = _run(sandbox, "cat /proc/self/cgroup", Limits())
-    assert result.returncode == 0 and result.cgroup and result.limits_hit == ()
-    # the cgroup namespace is rooted at the command's own cgroup
-    assert all(line.endswith(":/") for line in result.stdout.split()), result.stdout
+    result = _run(sandbox, "cat /proc/self/cgroup; ls /sys/fs/cgroup 2>&1", Limits())
+    assert result.cgroup and result.limits_hit == ()
+    *groups, missing = result.stdout.splitlines()
+    # the cgroup namespace is rooted at the command's own cgroup, which it cannot leave
+    assert all(line.endswith(":/") for line in groups), result.stdout
+    assert "No such file or directory" in missing
     assert _leftovers(backend) == []
+    backend.cgroups = Cgroups(1, {"pids": tmp_path / "no-hierarchy"})
+    with pytest.raises(SandboxError, match="cannot make the command's cgroup"):
+        _run(sandbox, "true", Limits())
     asyncio.run(sandbox.close())
 
 
