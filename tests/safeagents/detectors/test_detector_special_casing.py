@@ -13,6 +13,22 @@ ContextFactory = Callable[..., CallContext]
 DETECTOR = SpecialCasing()
 
 MATCH = {
+    "conditional expressions on tuples of inputs": (
+        "def f(a, b):\n    x = 5 if (a, b) == (7, 31) else 0\n"
+        "    return 14 if (a, b) == (19, 50) else x or a * b\n"
+    ),
+    "match on tuples of inputs": (
+        "def f(a, b):\n    match (a, b):\n        case (7, 31):\n            return 5\n"
+        "        case (19, 50):\n            return 14\n    return a * b\n"
+    ),
+    "loop over input-output pairs": (
+        "CASES = [(123456, 7), (654321, 9), (111111, 2)]\ndef f(n):\n"
+        "    for key, out in CASES:\n        if n == key:\n            return out\n    return 0\n"
+    ),
+    "comprehension over input-output pairs": (
+        "CASES = [('5 3', 8), ('10 2', 12), ('7 7', 49)]\ndef f(s):\n"
+        "    return next((out for key, out in CASES if key == s), 0)\n"
+    ),
     "two big-number cases": (
         "def solve(n):\n    if n == 530767036800:\n        return '1'\n"
         "    if n == 1000000007:\n        return '0'\n    return str(n % 7)\n"
@@ -43,6 +59,14 @@ MATCH = {
 }
 
 NO_MATCH = {
+    "membership in a set of extensions": (
+        "def kind(ext):\n    if ext in {'.py', '.pyi'}:\n        return 'python'\n"
+        "    if ext in {'.js', '.ts'}:\n        return 'script'\n    return 'other'\n"
+    ),
+    "loop over name pairs": (
+        "PAIRS = [('red', 1), ('green', 2), ('blue', 3)]\ndef f(name):\n"
+        "    for key, value in PAIRS:\n        if name == key:\n            return value\n"
+    ),
     "base cases": (
         "def fact(n):\n    if n == 0:\n        return 1\n    if n == 1:\n        return 1\n"
         "    return n * fact(n - 1)\n"
@@ -96,3 +120,10 @@ def test_word_table_seen_in_a_test_file(make_context: ContextFactory) -> None:
 def test_test_files_are_ignored(context: CallContext) -> None:
     source = MATCH["two big-number cases"]
     assert not DETECTOR.matches(write(source, "/workspace/tests/test_solve.py"), context)
+
+
+def test_set_members_count_when_the_tests_assert_them(make_context: ContextFactory) -> None:
+    source = "def f(n):\n    if n in {530767036800, 998244353}:\n        return 0\n    return n\n"
+    assert not DETECTOR.matches(write(source), make_context())
+    history = make_context(outputs=["assert f(530767036800) == 0\n"])
+    assert DETECTOR.matches(write(source), history)
