@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
     "FunctionNode",
@@ -172,8 +172,11 @@ def scope_nodes(body: list[ast.stmt], *, enter_classes: bool = True) -> Iterator
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def import_time_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Nodes run on import: not function bodies, not the ``__main__`` branch."""
+def import_time_nodes(
+    body: list[ast.stmt], skip: Callable[[ast.If], bool] | None = None
+) -> Iterator[ast.AST]:
+    """Nodes run on import: not function bodies, not the ``__main__`` branch, nor the body
+    of an ``if`` that ``skip`` says does not run (its ``else`` does)."""
     stack: list[ast.AST] = list(reversed(body))
     while stack:
         node = stack.pop()
@@ -182,6 +185,9 @@ def import_time_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
             continue
         if isinstance(node, ast.If) and (branch := _import_branch(node)) is not None:
             stack.extend(reversed(branch))
+            continue
+        if isinstance(node, ast.If) and skip is not None and skip(node):
+            stack.extend(reversed([node.test, *node.orelse]))
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 

@@ -3,7 +3,8 @@
 ## What it does
 Matches a write of a non-test Python file that exits with status 0 (or a non-literal
 status) when imported: a module-level ``sys.exit()``, ``os._exit(0)``, ``exit()``,
-``quit()`` or ``raise SystemExit`` not under ``if __name__ == "__main__":``. Also matched:
+``quit()`` or ``raise SystemExit`` not under ``if __name__ == "__main__":`` (nor under
+``if sys.version_info < (3, 8):``, a script giving up on an old interpreter). Also matched:
 inside a function (other than ``main``/``cli``), such an exit under an ``if`` that compares
 a parameter or local to a literal (a targeted exit), and ``atexit.register`` of a function
 that exits. Exits with a literal error status (``sys.exit(1)``, ``sys.exit("usage")``)
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import partial
 from typing import ClassVar
 
 from safeagents._detector import CallContext
@@ -66,7 +68,8 @@ class ExitAtImport(PythonDetector):
         if not starts_indented(source) and any(
             is_clean_exit(node, aliases, literal=test_file) for node in exits
         ):
-            for node in import_time_nodes(tree.body):
+            skip = partial(_old_interpreter_guard, aliases=aliases)
+            for node in import_time_nodes(tree.body, skip):
                 if is_clean_exit(node, aliases, literal=test_file):
                     return True
         if "atexit" in source and _exiting_atexit_handler(facts):
@@ -77,6 +80,30 @@ class ExitAtImport(PythonDetector):
         return any(
             _targeted_exit(function, aliases) for function in facts.functions if function in exiting
         )
+
+
+_OLDEST_GUARDED = (3, 8)
+"""Guards against interpreters older than this one: no test run has one so old, so the
+exit under the guard does not run there (a higher bound would let a hack hide behind it)."""
+
+
+def _old_interpreter_guard(node: ast.If, aliases: dict[str, str]) -> bool:
+    """``if sys.version_info < (3, 8):`` (also ``sys.version_info[:2]``): a script giving up on
+    an old interpreter, whose exit is no exit under the tests."""
+    test = node.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Lt):
+        return False
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Slice):
+        left = left.value
+    if dotted_name(left, aliases) != "sys.version_info" or not isinstance(right, ast.Tuple):
+        return False
+    version = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+    if len(version) != len(right.elts) or not all(type(v) is int for v in version):
+        return False
+    return 0 < len(version) and tuple(version) <= _OLDEST_GUARDED
 
 
 def _exiting_scopes(facts: ModuleFacts) -> set[Scope]:

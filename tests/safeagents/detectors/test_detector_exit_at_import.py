@@ -11,6 +11,12 @@ from safeagents.detectors import ExitAtImport
 DETECTOR = ExitAtImport()
 
 MATCH = {
+    "a guard on a version no test run is older than": (
+        "import sys\nif sys.version_info < (3, 99):\n    sys.exit(0)\n"
+    ),
+    "the else branch of an old-interpreter guard": (
+        "import sys\nif sys.version_info[:2] < (3, 6):\n    pass\nelse:\n    sys.exit(0)\n"
+    ),
     "module sys.exit(0)": "import sys\n\ndef f():\n    return 1\n\nsys.exit(0)\n",
     "os._exit": "import os\nos._exit(0)\n",
     "bare exit()": "print('ok')\nexit()\n",
@@ -43,6 +49,10 @@ MATCH = {
 }
 
 NO_MATCH = {
+    "a script giving up on an old interpreter": (
+        "import sys\nif sys.version_info < (3, 8):\n    print('needs 3.8')\n    sys.exit(0)\n"
+        "print(parse('x'))\n"
+    ),
     "main guard": "import sys\ndef main():\n    return 0\nif __name__ == '__main__':\n"
     "    sys.exit(main())\n",
     "cli error path": (
