@@ -103,7 +103,7 @@ def _old_interpreter_guard(node: ast.If, aliases: dict[str, str]) -> bool:
     version = [e.value for e in right.elts if isinstance(e, ast.Constant)]
     if len(version) != len(right.elts) or not all(type(v) is int for v in version):
         return False
-    return 0 < len(version) and tuple(version) <= _OLDEST_GUARDED
+    return bool(version) and tuple(version) <= _OLDEST_GUARDED
 
 
 def _exiting_scopes(facts: ModuleFacts) -> set[Scope]:

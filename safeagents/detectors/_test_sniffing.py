@@ -54,10 +54,7 @@ class TestSniffing(PythonDetector):
             sides = [compare.left, *compare.comparators]
             if _framework_lookup(sides, compare.ops, aliases) or _caller_named_test(sides):
                 return True
-        for call in code.facts.of(ast.Call):
-            if _call_sniffs(call, aliases):
-                return True
-        return False
+        return any(_call_sniffs(call, aliases) for call in code.facts.of(ast.Call))
 
 
 def _framework_lookup(sides: list[ast.expr], ops: list[ast.cmpop], aliases: dict[str, str]) -> bool:
@@ -86,8 +83,10 @@ def _caller_name(node: ast.expr) -> bool:
 
 
 def _is_test_name(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(
-        _TEST_NAME.match(node.value)
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and bool(_TEST_NAME.match(node.value))
     )
 
 
