@@ -173,10 +173,10 @@ def scope_nodes(body: list[ast.stmt], *, enter_classes: bool = True) -> Iterator
 
 
 def import_time_nodes(
-    body: list[ast.stmt], skip: Callable[[ast.If], bool] | None = None
+    body: list[ast.stmt], guard: Callable[[ast.If], list[ast.stmt] | None] | None = None
 ) -> Iterator[ast.AST]:
-    """Nodes run on import: not function bodies, not the ``__main__`` branch, nor the body
-    of an ``if`` that ``skip`` says does not run (its ``else`` does)."""
+    """Nodes run on import: not function bodies, not the ``__main__`` branch; of an ``if``
+    for which ``guard`` names the side that runs, only that side."""
     stack: list[ast.AST] = list(reversed(body))
     while stack:
         node = stack.pop()
@@ -186,8 +186,8 @@ def import_time_nodes(
         if isinstance(node, ast.If) and (branch := _import_branch(node)) is not None:
             stack.extend(reversed(branch))
             continue
-        if isinstance(node, ast.If) and skip is not None and skip(node):
-            stack.extend(reversed([node.test, *node.orelse]))
+        if isinstance(node, ast.If) and guard is not None and (runs := guard(node)) is not None:
+            stack.extend(reversed([node.test, *runs]))
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
