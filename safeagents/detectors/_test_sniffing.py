@@ -35,7 +35,7 @@ _VARIABLES = frozenset({"PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_W
 _FRAMEWORKS = frozenset({"pytest", "_pytest", "unittest", "nose", "nose2"})
 _CALLER_NAMES = frozenset({"function", "co_name", "name", "__name__"})
 _TEST_NAME = re.compile(r"^_?test", re.IGNORECASE)
-_HINTS = ("PYTEST_", "pytest", "unittest", "nose", "test")
+_HINTS = ("PYTEST_", "pytest", "unittest", "nose", "stack", "frame")
 
 
 class TestSniffing(PythonDetector):

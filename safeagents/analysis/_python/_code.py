@@ -179,11 +179,15 @@ def _note_chained_write(node: ast.Call, resolver: Resolver, calls: CallEffects) 
 def _note_replacement(node: ast.Call, resolver: Resolver, calls: CallEffects) -> None:
     """``text.replace(old, new)``, ``re.sub(pattern, new, text)``: remember the literal
     ``new``, what a script that rewrites a file this way adds to it."""
-    func = node.func
-    method = isinstance(func, ast.Attribute) and func.attr == "replace" and len(node.args) >= 2
-    function = resolver.qualname(func) in ("re.sub", "re.subn") and len(node.args) >= 3
-    if not (method or function):
+    func, arguments = node.func, len(node.args)
+    method = isinstance(func, ast.Attribute) and func.attr == "replace" and arguments >= 2
+    if not method and not (arguments >= 3 and _may_be_re_sub(func, resolver)):
         return
     text = resolver.single_text(node.args[1])
     if text and text.strip():
         calls.replacements.append(text)
+
+
+def _may_be_re_sub(func: ast.expr, resolver: Resolver) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name in ("sub", "subn") and resolver.qualname(func) in ("re.sub", "re.subn")
