@@ -23,8 +23,8 @@ from safeagents.store._records import (
 __all__ = [
     "ALIASES_VERSION_KEY",
     "FINDING_COLUMNS",
-    "aliases_version",
     "SAME_AS_RESPONSE",
+    "aliases_version",
     "delivered_text",
     "dumps",
     "get_session",
