@@ -54,8 +54,9 @@ class Enforcer:
 
     def _state(self, ex: Exchange) -> SessionState:
         # what ran is the harness's own conversation, not the spliced one
-        slot = (ex.session_id, ex.plan.kind)
-        return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
+        return self.history.state(
+            (ex.session_id, ex.plan.kind), ex.dialect, ex.body, ex.info, ex.harness, ex.analysis
+        )
 
     def revealed(self, ex: Exchange) -> tuple[Finding, ...]:
         """Findings on calls that already ran, made clear by what this request's conversation
@@ -101,6 +102,9 @@ class Enforcer:
         ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found)."""
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
+        slot = (ex.session_id, ex.plan.kind)
+        history = self.history.unseen_calls(slot, ex.dialect, ex.body, ex.info)
+        await self.checks.learn(history, harness=ex.harness, context=ex.analysis)
         late = self.revealed(ex)
         attempt, body = first, first.request
         enforce = self.config.mode == "enforce"

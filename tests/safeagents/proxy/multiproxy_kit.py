@@ -148,8 +148,9 @@ def check_history(walk: Walk, document: dict[str, Any], *, expected_turns: int |
     """The store's record of a walked session is whole and its own.
 
     Sequence numbers run 1..n with none twice; every answered request is a turn (its nonce)
-    whose exchange delivered one answer and ended ``ok``; every turn's request is this session's (no cross-talk); the withheld
-    call is recorded once as blocked and the session is hacked."""
+    whose exchange delivered one answer and ended ``ok``; every turn's request is this
+    session's (no cross-talk); the withheld call is recorded as blocked (once, or once per
+    instance that got it) and the session is hacked."""
     session = walk.session
     turns: Sequence[dict[str, Any]] = document["turns"]
     assert [turn["seq"] for turn in turns] == list(range(1, len(turns) + 1)), session
