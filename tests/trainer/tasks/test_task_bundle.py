@@ -52,6 +52,13 @@ def folders(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$SAFEAGENTS_TASKS_CACHE``: where bundles materialise by default."""
+    monkeypatch.setenv("SAFEAGENTS_TASKS_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
 def bundle(folders: Path) -> Path:
     pack_bundle(folders / "tasks", {"mathy": folders / "repo"}, folders / "bundle")
     return folders / "bundle"
@@ -71,11 +78,10 @@ def test_a_bundle_stores_the_source_once_and_each_task_as_its_difference(bundle:
 
 
 def test_every_path_of_a_bundle_loads_the_materialised_tasks(
-    bundle: Path, folders: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bundle: Path, folders: Path, cache: Path
 ) -> None:
-    monkeypatch.setenv("SAFEAGENTS_TASKS_CACHE", str(tmp_path / "cache"))
     built = materialize_bundle(bundle)
-    assert built.parent.parent == tmp_path / "cache"
+    assert built.parent.parent == cache
     for task in ("fix-a", "fix-b"):
         assert _tree(built / task) == _tree(folders / "tasks" / task)
     assert [t.id for t in load_tasks(bundle)] == ["fix-a", "fix-b"]
@@ -123,37 +129,30 @@ def test_materialising_is_cached_by_content_and_safe_to_race(bundle: Path, tmp_p
     ],
 )
 def test_a_broken_bundle_is_refused_naming_the_file(
-    bundle: Path, tmp_path: Path, breakage: object, message: str, monkeypatch: pytest.MonkeyPatch
+    bundle: Path, breakage: object, message: str, cache: Path
 ) -> None:
-    monkeypatch.setenv("SAFEAGENTS_TASKS_CACHE", str(tmp_path / "cache"))
     breakage(bundle)  # type: ignore[operator]
     with pytest.raises(TaskDirError, match=message):
         load_tasks(bundle)
     with pytest.raises(BundleError):
         materialize_bundle(bundle)
-    assert not any((tmp_path / "cache").glob("*/tasks"))
+    assert not any(cache.glob("*/tasks"))
 
 
+@pytest.mark.usefixtures("cache")
 def test_validate_on_a_broken_bundle_reports_it_without_a_traceback(
-    bundle: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    bundle: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("SAFEAGENTS_TASKS_CACHE", str(tmp_path / "cache"))
     (bundle / "tasks" / "fix-a" / "workspace.diff").write_text("nonsense\n")
     assert main(["tasks", "validate", str(bundle), "--jobs", "1"]) == 1
     out = capsys.readouterr().out
     assert "INVALID" in out and "workspace.diff" in out and "Traceback" not in out
 
 
+@pytest.mark.usefixtures("cache")
 def test_validate_on_a_bundle_validates_its_tasks(
-    bundle: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    bundle: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("SAFEAGENTS_TASKS_CACHE", str(tmp_path / "cache"))
     assert main(["tasks", "validate", str(bundle / "tasks"), "--jobs", "1"]) == 0
     assert "2 valid, 0 invalid of 2" in capsys.readouterr().out
 
