@@ -27,18 +27,23 @@ from trainer.sandbox import (
     default_exposed,
     make_backend,
 )
-from trainer.tasks import validate_task
+from trainer.tasks import bundled_tasks_path, validate_task
 
 ROOT = Path(__file__).resolve().parents[3]
-BUNDLED = ROOT / "bundled-tasks" / "tasks" / "inflection-qa-001"
 ENV = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp"}
 
 
-def _trial(backend: HarborBackend, agent: str, trials: Path) -> dict[str, object]:
-    """``harbor trial start`` of the bundled task with ``agent``, on the local sandbox."""
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bundled task, materialised: Harbor's task format as Harbor reads it."""
+    return bundled_tasks_path(tmp_path_factory.mktemp("cache")) / "inflection-qa-001"
+
+
+def _trial(backend: HarborBackend, task: Path, agent: str, trials: Path) -> dict[str, object]:
+    """``harbor trial start`` of ``task`` with ``agent``, on the local sandbox."""
     harbor = backend.python.parent / "harbor"
     exposed = json.dumps([str(path) for path in default_exposed()])
-    command = [str(harbor), "trial", "start", "-p", str(BUNDLED), "-a", agent]
+    command = [str(harbor), "trial", "start", "-p", str(task), "-a", agent]
     command += ["-e", BWRAP_ENVIRONMENT, "--trials-dir", str(trials)]
     command += ["--environment-kwarg", f"expose={exposed}"]
     command += ["--environment-kwarg", f"path={ENV['PATH']}"]
@@ -56,24 +61,24 @@ def _trial(backend: HarborBackend, agent: str, trials: Path) -> dict[str, object
     return document
 
 
-def test_harbors_own_trials_drive_the_local_sandbox(tmp_path: Path) -> None:
+def test_harbors_own_trials_drive_the_local_sandbox(bundled: Path, tmp_path: Path) -> None:
     backend = require_harbor()
-    oracle = _trial(backend, "oracle", tmp_path / "oracle")
+    oracle = _trial(backend, bundled, "oracle", tmp_path / "oracle")
     assert oracle["exception_info"] is None, oracle["exception_info"]
     assert oracle["verifier_result"] == {"rewards": {"reward": 1.0}}
-    untouched = _trial(backend, "nop", tmp_path / "nop")
+    untouched = _trial(backend, bundled, "nop", tmp_path / "nop")
     assert untouched["exception_info"] is None, untouched["exception_info"]
     assert untouched["verifier_result"] == {"rewards": {"reward": 0.0}}
 
 
-def test_a_bundled_task_validates_through_the_harbor_backend(tmp_path: Path) -> None:
+def test_a_bundled_task_validates_through_the_harbor_backend(bundled: Path, tmp_path: Path) -> None:
     runner = SandboxRunner(require_harbor())
-    report = validate_task(BUNDLED, runner)
+    report = validate_task(bundled, runner)
     assert report.valid, report.problems
     assert report.untouched is not None and report.untouched.reward == 0.0
     assert report.oracle is not None and report.oracle.reward == 1.0
     broken = tmp_path / "broken"
-    shutil.copytree(BUNDLED, broken)
+    shutil.copytree(bundled, broken)
     (broken / "solution" / "solve.sh").write_text(
         "#!/bin/bash\necho 'not the answer' > answer.txt\n"
     )
