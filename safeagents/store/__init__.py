@@ -7,6 +7,14 @@ is the default backend (one WAL file, safe for several proxy worker processes).
 from __future__ import annotations
 
 from safeagents.store._base import Store
+from safeagents.store._query import (
+    OUTCOMES,
+    OutcomeFilter,
+    RuleCount,
+    ServedModel,
+    SessionQuery,
+    SessionTotals,
+)
 from safeagents.store._records import (
     HACK_ACTIONS,
     FindingRecord,
@@ -25,11 +33,17 @@ from safeagents.store._transcript import export_line, to_chat_messages
 
 __all__ = [
     "HACK_ACTIONS",
+    "OUTCOMES",
     "FindingRecord",
     "HiddenEntry",
     "LiveState",
+    "OutcomeFilter",
+    "RuleCount",
     "SQLiteStore",
+    "ServedModel",
+    "SessionQuery",
     "SessionRecord",
+    "SessionTotals",
     "SessionUpdate",
     "Store",
     "TokenRecord",

@@ -89,6 +89,12 @@ SCHEMA: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS findings_by_session ON findings (session_id, id)",
     "CREATE INDEX IF NOT EXISTS hidden_by_session ON hidden (session_id, id)",
     "CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated)",
+    # the console's filters and counts (safeagents/console): sessions where a rule fired,
+    # blocked calls, re-asks
+    "CREATE INDEX IF NOT EXISTS findings_by_rule ON findings (rule_id, session_id)",
+    "CREATE INDEX IF NOT EXISTS blocked_calls ON findings (session_id, tool_call_id) "
+    "WHERE blocked = 1",
+    "CREATE INDEX IF NOT EXISTS reasks_by_session ON turns (session_id) WHERE kind = 'reask'",
 )
 
 ADDED_COLUMNS: tuple[tuple[int, str, str, str], ...] = (

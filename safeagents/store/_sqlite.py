@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from safeagents.store import _sqlite_aliases as alias_sql
+from safeagents.store import _sqlite_query as query_sql
 from safeagents.store import _sqlite_read as read
 from safeagents.store._base import Store
+from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
 from safeagents.store._records import (
     HiddenEntry,
     LiveState,
@@ -133,6 +135,22 @@ class SQLiteStore(Store):
 
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
         return await self._run(read.reading(lambda db: read.list_sessions(db, limit, offset)))
+
+    async def query_sessions(
+        self, query: SessionQuery, *, limit: int = 50, offset: int = 0
+    ) -> list[SessionRecord]:
+        return await self._run(
+            read.reading(lambda db: query_sql.query_sessions(db, query, limit, offset))
+        )
+
+    async def session_totals(self, query: SessionQuery) -> SessionTotals:
+        return await self._run(read.reading(lambda db: query_sql.session_totals(db, query)))
+
+    async def rule_counts(self) -> dict[str, RuleCount]:
+        return await self._run(read.reading(query_sql.rule_counts))
+
+    async def served_models(self, *, recent: int = 100_000) -> list[ServedModel]:
+        return await self._run(read.reading(lambda db: query_sql.served_models(db, recent)))
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         return await self._run(
