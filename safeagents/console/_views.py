@@ -21,7 +21,7 @@ from safeagents.store import SessionRecord, SessionTotals
 __all__ = ["aliases", "error_page", "events", "explain", "rule", "rules", "session", "sessions"]
 
 
-def page(
+def _page(
     env: Environment, request: Request, name: str, status: int = 200, **values: Any
 ) -> HTMLResponse:
     root = request.scope.get("root_path", "")
@@ -31,7 +31,7 @@ def page(
 
 def error_page(env: Environment, request: Request, status: int, message: str) -> HTMLResponse:
     titles = {400: "Bad request", 401: "Token needed", 403: "Not yours", 404: "Not found"}
-    return page(
+    return _page(
         env, request, "error.html", status, title=titles.get(status, "Error"), message=message
     )
 
@@ -60,7 +60,7 @@ async def sessions(
     totals = await store.session_totals(query)
     rules = sorted(rule.id for rule in source.firewall.rules.rules)
     harnesses = sorted(source.firewall.registry.harnesses)
-    return page(
+    return _page(
         env,
         request,
         "sessions.html",
@@ -107,7 +107,7 @@ async def session(
     turns = await source.store.turns(session_id)
     views = transcript(source.firewall.registry, record, turns)
     known = {rule.id for rule in source.firewall.rules.rules}
-    return page(
+    return _page(
         env,
         request,
         "session.html",
@@ -121,7 +121,7 @@ async def session(
 async def rules(
     env: Environment, source: ConsoleSource, request: Request, access: Access
 ) -> Response:
-    return page(env, request, "rules.html", title="Rules", **await rules_page(source))
+    return _page(env, request, "rules.html", title="Rules", **await rules_page(source))
 
 
 async def rule(
@@ -131,7 +131,7 @@ async def rule(
     values = await rule_page(source, rule_id)
     if values is None:
         return error_page(env, request, 404, f"no rule {rule_id!r} is loaded")
-    return page(env, request, "rule.html", title=f"Rule {rule_id}", **values)
+    return _page(env, request, "rule.html", title=f"Rule {rule_id}", **values)
 
 
 async def explain(
@@ -139,7 +139,7 @@ async def explain(
 ) -> Response:
     rule_id = request.query_params.get("rule", "").strip()
     if not rule_id:
-        return page(env, request, "explain.html", title="Explain a rule", rule_id="")
+        return _page(env, request, "explain.html", title="Explain a rule", rule_id="")
     if rule_id not in {rule.id for rule in source.firewall.rules.rules}:
         return error_page(env, request, 404, f"no rule {rule_id!r} is loaded")
     root = request.scope.get("root_path", "")
@@ -152,7 +152,7 @@ async def aliases(
     current = await source.store.aliases()
     harnesses = sorted(source.firewall.registry.harnesses)
     served = await source.store.served_models()
-    return page(
+    return _page(
         env,
         request,
         "aliases.html",

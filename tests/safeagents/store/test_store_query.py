@@ -16,8 +16,9 @@ from safeagents.store import (
     SessionUpdate,
     SQLiteStore,
     TurnRecord,
+    _query,
+    _sqlite_query,
 )
-from safeagents.store import _query, _sqlite_query
 
 
 def _turn(session_id: str, kind: str = "main", rule: str = "", call: str = "c1") -> TurnRecord:
@@ -106,13 +107,15 @@ def test_the_filters_use_the_indexes(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "s.db")
     where, params = _sqlite_query._where(SessionQuery(rule="r1"))
     plan = " ".join(
-        str(row[3]) for row in db.execute(f"EXPLAIN QUERY PLAN SELECT id FROM sessions{where}", params)
+        str(row[3])
+        for row in db.execute(f"EXPLAIN QUERY PLAN SELECT id FROM sessions{where}", params)
     )
     assert "findings_by_rule" in plan
     plan = " ".join(
         str(row[3])
         for row in db.execute(
-            "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM turns WHERE kind = 'reask' AND session_id = 'x'"
+            "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM turns "
+            "WHERE kind = 'reask' AND session_id = 'x'"
         )
     )
     assert "reasks_by_session" in plan
