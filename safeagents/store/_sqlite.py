@@ -23,7 +23,7 @@ from safeagents.store._records import (
     TurnRecord,
 )
 from safeagents.store._schema import SCHEMA, SCHEMA_VERSION
-from safeagents.store._sqlite_upgrade import upgrade
+from safeagents.store._sqlite_upgrade import SUCCESS, upgrade
 from safeagents.store._sqlite_worker import Checkpointer, StoreThread
 
 __all__ = ["SQLiteStore"]
@@ -253,7 +253,7 @@ def _record(
     db.execute(
         "UPDATE sessions SET updated = ?, model = ?, dialect = ?, "
         "tool_calls = tool_calls + ?, turns = turns + ?, hacked = MAX(hacked, ?), "
-        "stopped = MAX(stopped, ?), "
+        "stopped = MAX(stopped, ?), blocked_calls = blocked_calls + ?, reasks = reasks + ?, "
         "harness = CASE WHEN ? != 'generic' OR harness = '' THEN ? ELSE harness END, "
         "root_key = CASE WHEN root_key = '' THEN ? ELSE root_key END "  # opened before use
         "WHERE id = ?",
@@ -265,6 +265,8 @@ def _record(
             len(turns),
             int(update.hacked),
             int(update.stopped),
+            len({f.tool_call_id for turn in turns for f in turn.findings if f.blocked}),
+            sum(turn.kind == "reask" for turn in turns),
             update.harness,
             update.harness,
             update.root_key,
@@ -371,6 +373,11 @@ def _set_outcome(
             "ON CONFLICT (session_id) DO UPDATE SET posted = excluded.posted, "
             "outcome = excluded.outcome",
             (session_id, time.time(), read.dumps(outcome)),
+        )
+        db.execute(
+            f"UPDATE sessions SET success = (SELECT {SUCCESS} FROM outcomes "
+            "WHERE session_id = ?) WHERE id = ?",
+            (session_id, session_id),
         )
     return read.get_session(db, session_id, with_findings=True)
 

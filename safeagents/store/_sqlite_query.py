@@ -13,6 +13,11 @@ from safeagents.store._sqlite_read import loads, session_findings, session_recor
 __all__ = ["query_sessions", "rule_counts", "served_models", "session_totals"]
 
 _PREFIX_END = "\U0010ffff"
+_PAGE_ORDER = (  # sessions_for_console backwards: no sort, whatever the page
+    "updated DESC, hacked DESC, harness DESC, success DESC, tool_calls DESC, blocked_calls DESC, "
+    "reasks DESC, id DESC"
+)
+_OUTCOME = {"success": "success = 1", "failure": "success = 0", "unscored": "success IS NULL"}
 
 
 def _where(query: SessionQuery) -> tuple[str, list[Any]]:
@@ -28,12 +33,8 @@ def _where(query: SessionQuery) -> tuple[str, list[Any]]:
     if query.rule is not None:
         clauses.append("id IN (SELECT session_id FROM findings WHERE rule_id = ?)")
         params.append(query.rule)
-    if query.outcome == "unscored":
-        clauses.append("id NOT IN (SELECT session_id FROM outcomes)")
-    elif query.outcome is not None:
-        success = "json_extract(outcome, '$.success') IS 1"
-        condition = success if query.outcome == "success" else f"NOT ({success})"
-        clauses.append(f"id IN (SELECT session_id FROM outcomes WHERE {condition})")
+    if query.outcome is not None:
+        clauses.append(_OUTCOME[query.outcome])
     if query.since is not None:
         clauses.append("updated >= ?")
         params.append(query.since)
@@ -54,10 +55,11 @@ def query_sessions(
 ) -> list[SessionRecord]:
     """A page of matching sessions, most recently updated first, with findings and outcome."""
     where, params = _where(query)
+    # the page's rows are found in sessions_for_console alone, then read: a deep page steps
+    # over index entries, not whole rows
+    page = f"SELECT rowid FROM sessions{where} ORDER BY {_PAGE_ORDER} LIMIT ? OFFSET ?"
     sessions = session_records(
-        db,
-        f"{where} ORDER BY updated DESC, id LIMIT ? OFFSET ?",
-        [*params, limit, offset],
+        db, f" WHERE rowid IN ({page}) ORDER BY {_PAGE_ORDER}", [*params, limit, offset]
     )
     if not sessions:
         return []
@@ -84,21 +86,12 @@ def query_sessions(
 
 def session_totals(db: sqlite3.Connection, query: SessionQuery) -> SessionTotals:
     where, params = _where(query)
-    count, calls = db.execute(
-        f"SELECT COUNT(*), COALESCE(SUM(tool_calls), 0) FROM sessions{where}", params
-    ).fetchone()
-    within = f" AND session_id IN (SELECT id FROM sessions{where})" if where else ""
-    (blocked,) = db.execute(
-        "SELECT COUNT(*) FROM (SELECT DISTINCT session_id, tool_call_id FROM findings "
-        f"WHERE blocked = 1{within})",
+    row = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(tool_calls), 0), COALESCE(SUM(blocked_calls), 0), "
+        f"COALESCE(SUM(reasks), 0) FROM sessions{where}",
         params,
     ).fetchone()
-    (reasks,) = db.execute(
-        f"SELECT COUNT(*) FROM turns WHERE kind = 'reask'{within}", params
-    ).fetchone()
-    return SessionTotals(
-        sessions=int(count), tool_calls=int(calls), blocked_calls=int(blocked), reasks=int(reasks)
-    )
+    return SessionTotals(*(int(value) for value in row))
 
 
 def rule_counts(db: sqlite3.Connection) -> dict[str, RuleCount]:

@@ -102,23 +102,43 @@ def test_filters_totals_and_pages(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_the_filters_use_the_indexes(tmp_path: Path) -> None:
+def test_the_filters_and_totals_use_the_indexes(tmp_path: Path) -> None:
     asyncio.run(_open_close(tmp_path / "s.db"))
     db = sqlite3.connect(tmp_path / "s.db")
+
+    def plan(sql: str, params: list[object]) -> str:
+        return " ".join(str(row[3]) for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+
     where, params = _sqlite_query._where(SessionQuery(rule="r1"))
-    plan = " ".join(
-        str(row[3])
-        for row in db.execute(f"EXPLAIN QUERY PLAN SELECT id FROM sessions{where}", params)
-    )
-    assert "findings_by_rule" in plan
-    plan = " ".join(
-        str(row[3])
-        for row in db.execute(
-            "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM turns "
-            "WHERE kind = 'reask' AND session_id = 'x'"
-        )
-    )
-    assert "reasks_by_session" in plan
+    assert "findings_by_rule" in plan(f"SELECT id FROM sessions{where}", params)
+    where, params = _sqlite_query._where(SessionQuery(hacked=True, outcome="failure"))
+    totals = "SELECT COUNT(*), SUM(tool_calls), SUM(blocked_calls), SUM(reasks) FROM sessions"
+    assert "COVERING INDEX sessions_for_console" in plan(totals + where, params)
+
+
+def test_a_schema_3_store_gets_its_counters_filled_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+
+    async def write() -> None:
+        store = SQLiteStore(path)
+        await _fill(store)
+        await store.close()
+
+    asyncio.run(write())
+    with sqlite3.connect(path) as db:  # back to schema 3: no counters, no console index
+        db.execute("DROP INDEX sessions_for_console")
+        for column in ("blocked_calls", "reasks", "success"):
+            db.execute(f"ALTER TABLE sessions DROP COLUMN {column}")
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+
+    async def read() -> None:
+        store = SQLiteStore(path)
+        assert await store.session_totals(SessionQuery()) == SessionTotals(3, 6, 2, 1)
+        found = await store.query_sessions(SessionQuery(outcome="failure"))
+        assert [session.id for session in found] == ["ab2"]
+        await store.close()
+
+    asyncio.run(read())
 
 
 async def _open_close(path: Path) -> None:
