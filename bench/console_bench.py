@@ -1,4 +1,4 @@
-"""How fast the console's sessions list answers over 100,000 sessions (issue 15: < 200 ms).
+"""How fast the console's sessions list answers over 100,000 sessions (goal: < 200 ms).
 
 Fills a SQLite store through the real schema (sessions, main and re-ask turns, findings on the
 hacked ones, outcomes on most), then times, for each filter of the list:
