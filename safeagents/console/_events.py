@@ -22,10 +22,22 @@ __all__ = ["INTERVAL", "session_events"]
 INTERVAL = 1.0
 _KEEPALIVE = 15.0
 _BATCH = 50
+_RESUME_WINDOW = 3600.0
 
 
-def _event(name: str, data: object) -> str:
-    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+def _event(name: str, data: object, event_id: float | None = None) -> str:
+    head = f"id: {event_id!r}\n" if event_id is not None else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def _resume_from(request: Request, now: float) -> float:
+    """Where a reconnecting browser left off (``Last-Event-ID``: the update time of the last
+    session it got), so no update is lost across a dropped connection; else now."""
+    try:
+        last = float(request.headers.get("last-event-id", ""))
+    except ValueError:
+        return now
+    return last if now - _RESUME_WINDOW <= last <= now else now
 
 
 async def session_events(
@@ -39,7 +51,7 @@ async def session_events(
 ) -> AsyncIterator[str]:
     """``session`` events (the rendered row of each session updated, oldest first) and a
     ``totals`` event after them, until the client goes away."""
-    since = time.time()
+    since = _resume_from(request, time.time())
     sent: set[tuple[str, float]] = set()
     """What was sent at ``since`` exactly (``updated >= since`` finds it again)."""
     quiet = 0.0
@@ -53,7 +65,8 @@ async def session_events(
             since = max(session.updated for session in changed)
             sent = {(s.id, s.updated) for s in found if s.updated == since}
             for session in reversed(changed):
-                yield _event("session", {"id": session.id, "html": row(session)})
+                data = {"id": session.id, "html": row(session)}
+                yield _event("session", data, session.updated)
             yield _event("totals", totals(await store.session_totals(query)))
             quiet = 0.0
             continue

@@ -122,3 +122,42 @@ def test_the_stylesheet_add_ons_share_is_served(proxy: ProxyServer) -> None:
     assert response.status_code == 200 and "--accent" in response.text
     script = httpx.get(f"{proxy.url}/ui/static/console.js")
     assert script.status_code == 200 and "EventSource" in script.text
+
+
+def _events_until(proxy: ProxyServer, sid: str, **headers: str) -> list[dict[str, str]]:
+    """Read ``/ui/events`` until a ``session`` event for ``sid`` (and the totals after it)."""
+    events: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    with httpx.stream("GET", f"{proxy.url}/ui/events", headers=headers, timeout=20) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        for line in stream.iter_lines():
+            if line:
+                name, _, value = line.partition(": ")
+                current[name] = value
+                continue
+            if current:
+                events.append(current)
+                current = {}
+            seen = [e for e in events if e.get("event") == "session" and sid in e["data"]]
+            if seen and events[-1].get("event") == "totals":
+                return events
+    raise AssertionError("the stream ended")
+
+
+def test_the_event_stream_sends_changed_rows_and_resumes_where_it_left_off(
+    proxy: ProxyServer, scripted: ScriptedServer
+) -> None:
+    import threading
+    import time
+
+    sid = f"live-{time.time_ns()}"
+    runner = threading.Timer(1.5, run_session, (proxy, scripted, sid, [{"shell": "ls"}, "ok"]))
+    runner.start()
+    events = _events_until(proxy, sid)
+    runner.join()
+    mine = [e for e in events if e.get("event") == "session" and sid in e["data"]]
+    assert f'id=\\"session-{sid}\\"' in mine[-1]["data"]  # the rendered row, as JSON
+    assert '"sessions":' in events[-1]["data"]
+    last = float(mine[0]["id"])  # a reconnecting browser sends the last id it got
+    resumed = _events_until(proxy, sid, **{"Last-Event-ID": repr(last - 0.001)})
+    assert any(e.get("event") == "session" and sid in e["data"] for e in resumed)
