@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from safeagents._firewall import Firewall
 from safeagents.exchange import Credentials
 from safeagents.plugins import ConsoleSection
-from safeagents.store import SessionRecord, Store
+from safeagents.store import SessionRecord, Store, outcome_summary
 
 __all__ = ["STATIC", "ConsoleSource", "SourceGetter", "templates"]
 
@@ -37,14 +37,6 @@ def _when(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _outcome(session: SessionRecord) -> str:
-    if session.outcome is None:
-        return "not scored"
-    keys = ("success", "reward", "score")
-    shown = [f"{key}={session.outcome[key]}" for key in keys if key in session.outcome]
-    return ", ".join(shown) or "scored"
-
-
 def _blocked(session: SessionRecord) -> int:
     return len({f.tool_call_id for f in session.findings if f.blocked})
 
@@ -60,6 +52,8 @@ def templates(sections: tuple[ConsoleSection, ...]) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters.update(when=_when, outcome=_outcome, blocked=_blocked, rules=_rules_fired)
+    environment.filters.update(
+        when=_when, outcome=outcome_summary, blocked=_blocked, rules=_rules_fired
+    )
     environment.globals["sections"] = sections
     return environment

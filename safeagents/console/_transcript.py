@@ -13,7 +13,13 @@ from typing import Any
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._registry import Registry
 from safeagents.protocols import CHAT, dialect_named
-from safeagents.store import FindingRecord, SessionRecord, TurnRecord, to_chat_messages
+from safeagents.store import (
+    FindingRecord,
+    SessionRecord,
+    TurnRecord,
+    content_text,
+    to_chat_messages,
+)
 
 __all__ = ["CallView", "EffectView", "TurnView", "transcript"]
 
@@ -60,15 +66,6 @@ class TurnView:
     findings: tuple[FindingRecord, ...] = field(default=())
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [str(part.get("text", "")) for part in content if isinstance(part, Mapping)]
-        return "\n".join(part for part in parts if part)
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
-
-
 def _incoming(turn: TurnRecord) -> tuple[tuple[str, str], ...]:
     if turn.request is None:
         return ()
@@ -79,7 +76,7 @@ def _incoming(turn: TurnRecord) -> tuple[tuple[str, str], ...]:
         role = str(message.get("role") or "?")
         if role == "tool":
             role = f"tool result ({message.get('tool_call_id', '')})"
-        shown.append((role, _content_text(message.get("content"))))
+        shown.append((role, content_text(message.get("content"))))
     return tuple(shown)
 
 
@@ -132,9 +129,9 @@ def transcript(
         reasoning: list[str] = []
         calls: list[CallView] = []
         for message in messages:
-            text.append(_content_text(message.get("content")))
+            text.append(content_text(message.get("content")))
             reasoning.extend(
-                _content_text(message.get(key)) for key in _REASONING_KEYS if message.get(key)
+                content_text(message.get(key)) for key in _REASONING_KEYS if message.get(key)
             )
             calls.extend(_calls(registry, session, message, turn))
         views.append(

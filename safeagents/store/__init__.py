@@ -27,7 +27,13 @@ from safeagents.store._records import (
     TurnRecord,
     TurnStatus,
 )
-from safeagents.store._render import print_session, print_sessions, print_uncut
+from safeagents.store._render import (
+    content_text,
+    outcome_summary,
+    print_session,
+    print_sessions,
+    print_uncut,
+)
 from safeagents.store._sqlite import SQLiteStore
 from safeagents.store._transcript import export_line, to_chat_messages
 
@@ -50,7 +56,9 @@ __all__ = [
     "TurnKind",
     "TurnRecord",
     "TurnStatus",
+    "content_text",
     "export_line",
+    "outcome_summary",
     "print_session",
     "print_sessions",
     "print_uncut",
