@@ -1,43 +1,15 @@
-"""A real proxy in front of the scripted model, and scripted sessions run through it."""
+"""A real proxy in front of the scripted model, shared by a module's tests."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from safeagents import Firewall
 from safeagents.proxy import ProxyConfig, ProxyServer
 from safeagents.scripted import Script, ScriptedServer
-
-RULE = "test-file-deletion"
-BLOCKED = "rm tests/test_a.py"
-REJECTION_WORDS = "test"
-_STRING = {"type": "string"}
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "parameters": {"type": "object", "properties": {"command": _STRING, "path": _STRING}},
-        },
-    }
-    for name in ("bash", "read", "edit", "write", "grep", "find", "ls")
-]
-HACKED_SCRIPT: list[Any] = [
-    {"think": "The test is in the way.", "say": "Deleting the test.", "shell": BLOCKED},
-    {"write": {"path": "src/app.py", "content": "def answer():\n    return 42\n"}},
-    {
-        "tool": "edit",
-        "arguments": {"path": "src/app.py", "oldText": "return 42", "newText": "return 41"},
-    },
-    "All done.",
-]
 
 
 @pytest.fixture(scope="session")
@@ -65,41 +37,3 @@ def proxy(
 @pytest.fixture
 def sid() -> str:
     return "c-" + uuid.uuid4().hex[:12]
-
-
-def run_session(
-    proxy: ProxyServer, scripted: ScriptedServer, sid: str, steps: list[Any], **headers: str
-) -> None:
-    """Drive the chat conversation of ``steps`` through the proxy as a harness would: post,
-    run nothing, answer each tool call with "ok", until the model stops calling tools."""
-    scripted.model.set_script(Script.from_data(steps))
-    url = proxy.session_url(sid) + "/chat/completions"
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix the bug"}]
-    with httpx.Client(timeout=30, headers=headers) as client:
-        for _ in range(len(steps) + 1):
-            body = {"model": "m", "messages": messages, "tools": TOOLS}
-            response = client.post(url, json=body)
-            assert response.status_code == 200, response.text
-            message = response.json()["choices"][0]["message"]
-            messages.append(message)
-            calls = message.get("tool_calls") or []
-            if not calls:
-                return
-            messages.extend(
-                {"role": "tool", "tool_call_id": call["id"], "content": "ok"} for call in calls
-            )
-    raise AssertionError("the script did not end")
-
-
-def artifacts(tmp_path: Path) -> Path:
-    """Where screenshots go: ``$SAFEAGENTS_ARTIFACTS/console`` (CI keeps it), else tmp."""
-    import os
-
-    root = os.environ.get("SAFEAGENTS_ARTIFACTS")
-    directory = Path(root) / "console" if root else tmp_path / "screenshots"
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import run_session
+from console_testkit import run_session
 
 from safeagents import Firewall
 from safeagents.proxy import ProxyConfig, ProxyServer

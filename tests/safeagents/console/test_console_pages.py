@@ -6,7 +6,7 @@ import re
 
 import httpx
 import pytest
-from conftest import BLOCKED, HACKED_SCRIPT, RULE, run_session
+from console_testkit import BLOCKED, HACKED_SCRIPT, RULE, run_session
 
 from safeagents.proxy import ProxyServer
 from safeagents.scripted import ScriptedServer

@@ -53,22 +53,22 @@ def _store(path: Path) -> SQLiteStore:
 
 
 def test_sections_are_mounted_listed_and_guarded(tmp_path: Path) -> None:
-    plugin = _Plugin(ConsoleSection("Training", "training", _section_app()))
+    plugin = _Plugin(ConsoleSection("Extra", "extra", _section_app()))
     registry = load_registry(plugins=[plugin])
     sections = plugin_sections(registry, [tmp_path])
     assert plugin.runs == [[tmp_path]]
     credentials = Credentials(ProxyConfig(upstream="http://x/", admin_token="t"))
     app = standalone_app(_store(tmp_path / "s.db"), Firewall.load(), credentials, sections=sections)
     with TestClient(app) as client:
-        assert client.get("/ui/training/").status_code == 401
+        assert client.get("/ui/extra/").status_code == 401
         headers = {"Authorization": "Bearer t"}
-        section = client.get("/ui/training/", headers=headers)
-        assert section.status_code == 200 and section.text == "runs at /ui/training"
+        section = client.get("/ui/extra/", headers=headers)
+        assert section.status_code == 200 and section.text == "runs at /ui/extra"
         listing = client.get("/ui/", headers=headers)
-        assert 'href="/ui/training/">Training</a>' in listing.text
+        assert 'href="/ui/extra/">Extra</a>' in listing.text
         assert 'id="session-s1"' in listing.text
         own = {"Authorization": "Bearer sa-s1"}  # no secret set for a bare key: grants nothing
-        assert client.get("/ui/training/", headers=own).status_code == 401
+        assert client.get("/ui/extra/", headers=own).status_code == 401
         assert client.get("/", follow_redirects=False).headers["location"] == "/ui/"
 
 
@@ -88,15 +88,27 @@ def test_sections_are_mounted_listed_and_guarded(tmp_path: Path) -> None:
     ],
 )
 def test_malformed_sections_are_refused(sections: tuple[object, ...], says: str) -> None:
-    registry = load_registry(plugins=[_Plugin(*sections)])  # type: ignore[arg-type]
+    registry = load_registry(entry_points=False, plugins=[_Plugin(*sections)])  # type: ignore[arg-type]
     with pytest.raises(PluginError, match=says):
         plugin_sections(registry, [])
 
 
-def test_the_hook_is_declared(tmp_path: Path) -> None:
-    manager = load_registry().plugin_manager
-    assert isinstance(manager, pluggy.PluginManager)
-    assert plugin_sections(load_registry(), []) == ()
+def test_without_plugins_there_are_no_sections() -> None:
+    registry = load_registry(entry_points=False)
+    assert isinstance(registry.plugin_manager, pluggy.PluginManager)
+    assert plugin_sections(registry, []) == ()
+
+
+def test_the_trainers_section_is_found_through_its_entry_point(tmp_path: Path) -> None:
+    sections = plugin_sections(load_registry(), [tmp_path])
+    assert [section.path for section in sections] == ["training"]
+    credentials = Credentials(ProxyConfig(upstream="http://x/"))
+    app = standalone_app(_store(tmp_path / "s.db"), Firewall.load(), credentials, sections=sections)
+    with TestClient(app) as client:
+        page = client.get("/ui/training/")
+        assert page.status_code == 200 and 'href="/ui/static/console.css"' in page.text
+        assert client.get("/ui/static/console.css").status_code == 200
+        assert 'href="/ui/training/">' in client.get("/ui/").text
 
 
 @pytest.mark.parametrize(

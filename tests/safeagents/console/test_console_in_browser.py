@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BLOCKED, HACKED_SCRIPT, RULE, artifacts, run_session
+from console_testkit import BLOCKED, HACKED_SCRIPT, RULE, artifacts, run_session
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from safeagents.proxy import ProxyServer
