@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -130,7 +131,7 @@ def create_app(
     async def to_console(request: Request) -> Response:
         return RedirectResponse(CONSOLE_PREFIX + "/", status_code=308)
 
-    sections = plugin_sections(firewall.registry, ())
+    sections = plugin_sections(firewall.registry, [Path(run) for run in config.console_runs])
     routes: list[BaseRoute] = [
         Route(CONSOLE_PREFIX, to_console, methods=["GET"]),
         Mount(CONSOLE_PREFIX, app=create_console(console_source, sections=sections)),

@@ -81,3 +81,11 @@ def test_serves_the_console_for_a_copied_store(tmp_path: Path) -> None:
         process.terminate()
         _, err = process.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/ui/" in err
+
+
+def test_serve_checks_its_console_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "--upstream", "http://127.0.0.1:9/", "--runs", "no-such-dir"]) == 2
+    assert "--runs: no directory no-such-dir" in capsys.readouterr().err

@@ -161,3 +161,27 @@ def test_the_event_stream_sends_changed_rows_and_resumes_where_it_left_off(
     last = float(mine[0]["id"])  # a reconnecting browser sends the last id it got
     resumed = _events_until(proxy, sid, **{"Last-Event-ID": repr(last - 0.001)})
     assert any(e.get("event") == "session" and sid in e["data"] for e in resumed)
+
+
+def test_the_proxy_hands_its_runs_to_add_on_sections(
+    scripted: ScriptedServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from safeagents import Firewall
+    from safeagents.proxy import ProxyConfig
+
+    runs = tmp_path_factory.mktemp("runs")
+    (runs / "exp-1").mkdir()
+    (runs / "exp-1" / "metrics-pi.jsonl").write_text("")  # what safeagents train writes
+    config = ProxyConfig(
+        upstream=scripted.base_url,
+        store=str(runs / "s.db"),
+        console_runs=(str(runs),),
+    )
+    assert ProxyConfig.from_json(config.to_json()) == config  # as workers get it
+    server = ProxyServer(config, firewall=Firewall.load(), port=0).start()
+    try:
+        page = httpx.get(f"{server.url}/ui/training/")
+        assert page.status_code == 200 and "exp-1" in page.text
+        assert 'href="/ui/training/">' in httpx.get(f"{server.url}/ui/").text
+    finally:
+        server.stop()
