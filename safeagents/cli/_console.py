@@ -8,7 +8,15 @@ from pathlib import Path
 
 from rich.console import Console
 
-from safeagents.cli._common import EXIT_OK, Parser, UsageError, add_rule_options, load_rules
+from safeagents.cli._common import (
+    EXIT_OK,
+    Parser,
+    UsageError,
+    add_rule_options,
+    add_runs_option,
+    existing_runs,
+    load_rules,
+)
 
 __all__ = ["add_ui", "ui"]
 
@@ -16,13 +24,7 @@ __all__ = ["add_ui", "ui"]
 def add_ui(sub: argparse._SubParsersAction[Parser]) -> None:
     ui = sub.add_parser("ui", help="serve the web console for a transcript store")
     ui.add_argument("--store", default="safeagents.db", metavar="PATH.db", help="SQLite store")
-    ui.add_argument(
-        "--runs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a training run or evaluation directory for add-on sections (repeatable)",
-    )
+    add_runs_option(ui)
     add_rule_options(ui)
     ui.add_argument("--host", default="127.0.0.1", help="address to listen on")
     ui.add_argument("--port", type=int, default=8788, help="port to listen on")
@@ -58,10 +60,7 @@ def ui(args: argparse.Namespace, out: Console, err: Console) -> int:
     store_path = Path(args.store)
     if not store_path.is_file():
         raise UsageError(f"no store at {store_path} (give --store PATH.db)")
-    runs = [Path(run) for run in args.runs]
-    missing = [str(run) for run in runs if not run.is_dir()]
-    if missing:
-        raise UsageError(f"--runs: no directory {', '.join(missing)}")
+    runs = [Path(run) for run in existing_runs(args)]
     registry = default_registry()
     rules = load_rules(args, err, detectors=registry.detectors)
     try:

@@ -16,6 +16,8 @@ from safeagents.cli._common import (
     UsageError,
     add_enforcement_options,
     add_rule_options,
+    add_runs_option,
+    existing_runs,
     load_rules,
     parse_aliases,
     parse_var_pairs,
@@ -99,14 +101,7 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         help="ask the upstream for MODEL on HARNESS's requests (repeatable; "
         "changed at run time under /safeagents/v1/aliases)",
     )
-    serve.add_argument(
-        "--runs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a training run or evaluation directory for the web console's add-on sections "
-        "at /ui (repeatable)",
-    )
+    add_runs_option(serve)
     serve.add_argument(
         "--log-level",
         choices=("critical", "error", "warning", "info", "debug"),
@@ -150,7 +145,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             response_limit=args.response_limit * 1024 * 1024,
             timeout=args.timeout,
             model_aliases=parse_aliases(args.model_alias),
-            console_runs=tuple(args.runs),
+            console_runs=existing_runs(args),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -160,9 +155,6 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    missing = [run for run in config.console_runs if not Path(run).is_dir()]
-    if missing:
-        raise UsageError(f"--runs: no directory {', '.join(missing)}")
     registry = default_registry()
     rules = load_rules(args, err, detectors=registry.detectors)
     keys = "model endpoints need a key" if config.model_auth_required else "no keys"
