@@ -161,7 +161,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
         f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store}, "
-        f"{keys})",
+        f"{keys}); web console http://{config.host}:{config.port}/ui/",
         highlight=False,
     )
     serve(
