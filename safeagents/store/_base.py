@@ -13,6 +13,30 @@ thread. Contract for implementers:
 - Hidden entries and findings are returned in insertion order.
 - A missing outcome stays ``None``: "not scored", never 0.
 
+Several proxy instances (processes, hosts) may share one store, and any of them may serve
+any request of a session: they keep no session state of their own, so the store is
+authoritative. A request reads the session with :meth:`live_state` and writes what it
+changed with :meth:`record_exchange`; everything that write does is relative to what is
+stored when it commits, never a value computed from the earlier read:
+
+- counters are increments and flags only ever turn on (above);
+- ``seq`` is the session's largest plus one, under the session's write lock;
+- hidden entries are appended;
+- the main line (``SessionUpdate.main``) is compared and set: it replaces the stored one
+  only when that is still ``SessionUpdate.read_main`` (what the request read) or is no
+  longer than ``main`` (SQL: ``WHERE main_count <= :count OR (main_count = :read_count
+  AND main_key = :read_key)``), so of two turns of one session served at once by two
+  instances, the shorter conversation never wins over the longer;
+- :attr:`LiveState.aliases_version <safeagents.store.LiveState.aliases_version>` changes
+  whenever any instance changes the aliases (SQLite: a ``meta`` row every alias change
+  increments, read in :meth:`live_state`'s transaction; PostgreSQL: a counter bumped on
+  ``LISTEN/NOTIFY``, and on the process's own changes), so each request knows whether its
+  process's copy of the aliases is current without reading them.
+
+A finding is durable when :meth:`record_exchange` returns; the proxy ends no answer to a
+harness before that (a stream's end waits for it), so the harness's next request, on any
+instance, sees it.
+
 The SQL schema (``safeagents/store/_schema.py``) uses only portable types (TEXT, INTEGER,
 REAL); JSON documents are TEXT (``jsonb`` on PostgreSQL).
 """
@@ -40,7 +64,8 @@ class Store(ABC):
 
     @abstractmethod
     async def live_state(self, session_id: str) -> LiveState:
-        """The session (or ``None`` if new) and its hidden entries, for the request path."""
+        """The session (or ``None`` if new), its hidden entries and the aliases' version, from
+        one snapshot, for the request path (called once per model request: keep it cheap)."""
 
     @abstractmethod
     async def record_exchange(
@@ -110,15 +135,18 @@ class Store(ABC):
 
     @abstractmethod
     async def aliases(self) -> dict[str, str]:
-        """The harness -> model aliases the proxy applies (shared by all its processes)."""
+        """The harness -> model aliases the proxy applies (shared by all its processes); read
+        again by a process when :attr:`LiveState.aliases_version` changed."""
 
     @abstractmethod
     async def set_alias(self, harness: str, model: str) -> None:
-        """Make requests of ``harness`` go to ``model`` (replacing an earlier alias)."""
+        """Make requests of ``harness`` go to ``model`` (replacing an earlier alias); changes
+        ``aliases_version`` in the same transaction (and, PostgreSQL, notifies)."""
 
     @abstractmethod
     async def delete_alias(self, harness: str) -> bool:
-        """Drop the alias of ``harness``; ``False`` if it had none."""
+        """Drop the alias of ``harness``; ``False`` if it had none (else changes
+        ``aliases_version`` like :meth:`set_alias`)."""
 
     @abstractmethod
     async def close(self) -> None:

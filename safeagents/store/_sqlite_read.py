@@ -21,8 +21,10 @@ from safeagents.store._records import (
 )
 
 __all__ = [
+    "ALIASES_VERSION_KEY",
     "FINDING_COLUMNS",
     "SAME_AS_RESPONSE",
+    "aliases_version",
     "delivered_text",
     "dumps",
     "get_session",
@@ -219,10 +221,20 @@ def get_session(
     return replace(record, outcome=_outcome(db, session_id), findings=findings)
 
 
+ALIASES_VERSION_KEY = "aliases_version"
+"""The ``meta`` row counting the changes ever made to the model aliases (absent: none)."""
+
+
+def aliases_version(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (ALIASES_VERSION_KEY,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
 def live_state(db: sqlite3.Connection, session_id: str) -> LiveState:
+    version = aliases_version(db)
     session = get_session(db, session_id, with_findings=False)
     if session is None:
-        return LiveState.empty()
+        return LiveState.empty(version)
     rows = db.execute(
         f"SELECT {_HIDDEN_COLUMNS} FROM hidden WHERE session_id = ? ORDER BY id",
         (session_id,),
@@ -238,7 +250,7 @@ def live_state(db: sqlite3.Connection, session_id: str) -> LiveState:
         )
         for row in map(_HiddenRow._make, rows)
     )
-    return LiveState(session, hidden)
+    return LiveState(session, hidden, version)
 
 
 def session_records(

@@ -1,5 +1,6 @@
-"""``safeagents tasks validate DIR...`` and ``safeagents tasks generate --repo PATH --out DIR``
-(added to the ``safeagents`` command line by the trainer plugin)."""
+"""``safeagents tasks validate DIR...``, ``safeagents tasks generate --repo PATH --out DIR``,
+``tasks bundled`` and ``tasks pack`` (added to the ``safeagents`` command line by the
+trainer plugin)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from trainer.tasks._bundle_cli import add_bundle_commands
 from trainer.tasks._config import TASK_CLASSES
 from trainer.tasks._generate import GenerateOptions, RepositoryError, generate_tasks
-from trainer.tasks._load import find_task_dirs
+from trainer.tasks._load import TaskDirError, find_task_dirs
 from trainer.tasks._validate import TaskReport, validate_tasks
 
 __all__ = ["add_tasks_command", "progress_bar"]
@@ -81,6 +83,7 @@ def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--name", metavar="NAME", help="the repository's name in tasks (default: its directory)"
     )
     generate.set_defaults(run=run_generate)
+    add_bundle_commands(sub)
 
 
 def _show(report: TaskReport, out: Console) -> None:
@@ -102,7 +105,12 @@ def run_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.jobs < 1:
         err.print("[red]error:[/] --jobs must be at least 1")
         return EXIT_USAGE
-    total = sum(len(find_task_dirs(path)) for path in args.paths)
+    total = 0
+    for path in args.paths:
+        try:
+            total += len(find_task_dirs(path))
+        except TaskDirError:
+            total += 1  # reported as one invalid entry by validate_tasks
     with progress_bar(err) as progress:
         bar = progress.add_task("validating", total=total)
         reports = validate_tasks(
