@@ -1,5 +1,5 @@
 """The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, intercept,
-and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``train``)."""
+ui, and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``train``)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from safeagents.cli._common import (
     Parser,
     UsageError,
 )
+from safeagents.cli._console import add_ui, ui
 from safeagents.cli._proxy import (
     add_intercept,
     add_serve,
@@ -43,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     add_sessions(sub)
     _add_demo(sub)
     add_intercept(sub)
+    add_ui(sub)
     _add_plugin_commands(sub)
     return parser
 
@@ -90,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sessions": sessions,
             "demo": _demo,
             "intercept": intercept,
+            "ui": ui,
         }
         run: Callable[[argparse.Namespace, Console, Console], int] = (
             handler.get(args.command) or args.run  # a plugin's subcommand

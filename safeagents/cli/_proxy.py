@@ -16,6 +16,8 @@ from safeagents.cli._common import (
     UsageError,
     add_enforcement_options,
     add_rule_options,
+    add_runs_option,
+    existing_runs,
     load_rules,
     parse_aliases,
     parse_var_pairs,
@@ -99,6 +101,7 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         help="ask the upstream for MODEL on HARNESS's requests (repeatable; "
         "changed at run time under /safeagents/v1/aliases)",
     )
+    add_runs_option(serve)
     serve.add_argument(
         "--log-level",
         choices=("critical", "error", "warning", "info", "debug"),
@@ -142,6 +145,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             response_limit=args.response_limit * 1024 * 1024,
             timeout=args.timeout,
             model_aliases=parse_aliases(args.model_alias),
+            console_runs=existing_runs(args),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -157,7 +161,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
         f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store}, "
-        f"{keys})",
+        f"{keys}); web console http://{config.host}:{config.port}/ui/",
         highlight=False,
     )
     serve(

@@ -7,6 +7,14 @@ is the default backend (one WAL file, safe for several proxy worker processes).
 from __future__ import annotations
 
 from safeagents.store._base import Store
+from safeagents.store._query import (
+    OUTCOMES,
+    OutcomeFilter,
+    RuleCount,
+    ServedModel,
+    SessionQuery,
+    SessionTotals,
+)
 from safeagents.store._records import (
     HACK_ACTIONS,
     FindingRecord,
@@ -19,24 +27,38 @@ from safeagents.store._records import (
     TurnRecord,
     TurnStatus,
 )
-from safeagents.store._render import print_session, print_sessions, print_uncut
+from safeagents.store._render import (
+    content_text,
+    outcome_summary,
+    print_session,
+    print_sessions,
+    print_uncut,
+)
 from safeagents.store._sqlite import SQLiteStore
 from safeagents.store._transcript import export_line, to_chat_messages
 
 __all__ = [
     "HACK_ACTIONS",
+    "OUTCOMES",
     "FindingRecord",
     "HiddenEntry",
     "LiveState",
+    "OutcomeFilter",
+    "RuleCount",
     "SQLiteStore",
+    "ServedModel",
+    "SessionQuery",
     "SessionRecord",
+    "SessionTotals",
     "SessionUpdate",
     "Store",
     "TokenRecord",
     "TurnKind",
     "TurnRecord",
     "TurnStatus",
+    "content_text",
     "export_line",
+    "outcome_summary",
     "print_session",
     "print_sessions",
     "print_uncut",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
 
@@ -32,6 +32,8 @@ __all__ = [
     "live_state",
     "loads",
     "reading",
+    "session_findings",
+    "session_records",
     "transaction",
     "turns",
 ]
@@ -251,16 +253,34 @@ def live_state(db: sqlite3.Connection, session_id: str) -> LiveState:
     return LiveState(session, hidden, version)
 
 
-def list_sessions(db: sqlite3.Connection, limit: int, offset: int) -> list[SessionRecord]:
+def session_records(
+    db: sqlite3.Connection, tail: str, params: Sequence[Any]
+) -> list[SessionRecord]:
+    """``SELECT … FROM sessions{tail}`` as records (without outcome or findings)."""
+    rows = db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions{tail}", params).fetchall()
+    return [_session_from_row(_SessionRow._make(row)) for row in rows]
+
+
+def session_findings(
+    db: sqlite3.Connection, session_ids: Sequence[str]
+) -> Iterator[tuple[str, FindingRecord]]:
+    """The findings of ``session_ids``, in insertion order per session."""
+    marks = ", ".join("?" * len(session_ids))
     rows = db.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY updated DESC, id LIMIT ? OFFSET ?",
-        (limit, offset),
-    ).fetchall()
+        f"SELECT session_id, {_FINDING_ROW_COLUMNS} FROM findings "
+        f"WHERE session_id IN ({marks}) ORDER BY session_id, id",
+        list(session_ids),
+    )
+    for row in rows:
+        yield row[0], _finding_from_row(_FindingRow._make(row[1:]))
+
+
+def list_sessions(db: sqlite3.Connection, limit: int, offset: int) -> list[SessionRecord]:
+    sessions = session_records(db, " ORDER BY updated DESC, id LIMIT ? OFFSET ?", (limit, offset))
     outcomes = {
         session_id: dict(loads(outcome))
         for session_id, outcome in db.execute("SELECT session_id, outcome FROM outcomes")
     }
-    sessions = map(_session_from_row, map(_SessionRow._make, rows))
     return [replace(session, outcome=outcomes.get(session.id)) for session in sessions]
 
 
