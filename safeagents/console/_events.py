@@ -7,7 +7,6 @@ and never polls. Several proxy workers write one store, so the store is what is 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -15,6 +14,7 @@ from dataclasses import replace
 
 from starlette.requests import Request
 
+from safeagents.plugins import ServerStopping
 from safeagents.store import SessionQuery, SessionRecord, SessionTotals, Store
 
 __all__ = ["INTERVAL", "session_events"]
@@ -50,14 +50,16 @@ async def session_events(
     interval: float = INTERVAL,
 ) -> AsyncIterator[str]:
     """``session`` events (the rendered row of each session updated, oldest first) and a
-    ``totals`` event after them, until the client goes away."""
+    ``totals`` event after them, until the client goes away or the server stops."""
+    stopping = ServerStopping.of(request.scope)
     since = _resume_from(request, time.time())
     sent: set[tuple[str, float]] = set()
     """What was sent at ``since`` exactly (``updated >= since`` finds it again)."""
     quiet = 0.0
     yield "retry: 2000\n\n"
     while not await request.is_disconnected():
-        await asyncio.sleep(interval)
+        if await stopping.wait(interval):
+            return
         floor = query.since if query.since is not None and query.since > since else since
         found = await store.query_sessions(replace(query, since=floor), limit=_BATCH)
         changed = [s for s in found if (s.id, s.updated) not in sent]

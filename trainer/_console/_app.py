@@ -23,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from safeagents.plugins import ServerStopping
 from trainer._console._runs import (
     Catalogue,
     EvalReportError,
@@ -179,7 +180,12 @@ class _Pages:
             )
         tail = MetricsTail(run.metrics, offset=start[0], line=start[1])
         return StreamingResponse(
-            _stream(run_state=lambda: read_run(run), tail=tail, settings=self.settings),
+            _stream(
+                run_state=lambda: read_run(run),
+                tail=tail,
+                settings=self.settings,
+                stopping=ServerStopping.of(request.scope),
+            ),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -199,10 +205,15 @@ def _event(name: str, data: str, event_id: str | None = None) -> str:
 
 
 async def _stream(
-    *, run_state: Callable[[], RunState], tail: MetricsTail, settings: _Settings
+    *,
+    run_state: Callable[[], RunState],
+    tail: MetricsTail,
+    settings: _Settings,
+    stopping: ServerStopping,
 ) -> AsyncIterator[str]:
     """``step`` (one per new line), ``skipped`` (a malformed line) and then ``charts`` (the
-    live part of the page, drawn again) each time the log grows; ``reset`` when it shrank."""
+    live part of the page, drawn again) each time the log grows; ``reset`` when it shrank.
+    Ends when the server begins to stop."""
     yield f"retry: {round(settings.poll_seconds * 1000)}\n\n"
     waited = 0.0
     since_beat = 0.0
@@ -226,6 +237,7 @@ async def _stream(
         elif since_beat >= _HEARTBEAT_SECONDS:
             yield ": still following\n\n"
             since_beat = 0.0
-        await anyio.sleep(settings.poll_seconds)
+        if await stopping.wait(settings.poll_seconds):
+            return
         waited += settings.poll_seconds
         since_beat += settings.poll_seconds
