@@ -8,7 +8,7 @@ from typing import Any
 
 from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
 from safeagents.store._records import FindingRecord, SessionRecord
-from safeagents.store._sqlite_read import loads, session_findings, session_records
+from safeagents.store._sqlite_read import session_findings, session_page
 
 __all__ = ["query_sessions", "rule_counts", "served_models", "session_totals"]
 
@@ -55,31 +55,15 @@ def query_sessions(
 ) -> list[SessionRecord]:
     """A page of matching sessions, most recently updated first, with findings and outcome."""
     where, params = _where(query)
-    # the page's rows are found in sessions_for_console alone, then read: a deep page steps
-    # over index entries, not whole rows
-    page = f"SELECT rowid FROM sessions{where} ORDER BY {_PAGE_ORDER} LIMIT ? OFFSET ?"
-    sessions = session_records(
-        db, f" WHERE rowid IN ({page}) ORDER BY {_PAGE_ORDER}", [*params, limit, offset]
-    )
+    sessions = session_page(db, where, params, _PAGE_ORDER, limit, offset)
     if not sessions:
         return []
     ids = [session.id for session in sessions]
-    marks = ", ".join("?" * len(ids))
-    outcomes = {
-        session_id: dict(loads(outcome))
-        for session_id, outcome in db.execute(
-            f"SELECT session_id, outcome FROM outcomes WHERE session_id IN ({marks})", ids
-        )
-    }
     findings: dict[str, list[FindingRecord]] = {}
     for session_id, finding in session_findings(db, ids):
         findings.setdefault(session_id, []).append(finding)
     return [
-        replace(
-            session,
-            outcome=outcomes.get(session.id),
-            findings=tuple(findings.get(session.id, ())),
-        )
+        replace(session, findings=tuple(findings.get(session.id, ())))
         for session in sessions
     ]
 
