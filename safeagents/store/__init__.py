@@ -1,7 +1,8 @@
 """Transcript storage: sessions, turns (with token ids), findings, hidden history, outcomes.
 
 :class:`Store` is the interface (async, implementable on PostgreSQL); :class:`SQLiteStore`
-is the default backend (one WAL file, safe for several proxy worker processes).
+is the default backend (one WAL file, safe for several proxy worker processes); the
+``sqlite_`` functions run its list statements on a connection of one's own.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ from safeagents.store._render import (
     print_uncut,
 )
 from safeagents.store._sqlite import SQLiteStore
+from safeagents.store._sqlite_query import (
+    sqlite_query_sessions,
+    sqlite_session_totals,
+    sqlite_where,
+)
 from safeagents.store._transcript import export_line, to_chat_messages
 
 __all__ = [
@@ -62,5 +68,8 @@ __all__ = [
     "print_session",
     "print_sessions",
     "print_uncut",
+    "sqlite_query_sessions",
+    "sqlite_session_totals",
+    "sqlite_where",
     "to_chat_messages",
 ]

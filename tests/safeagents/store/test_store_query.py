@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import safeagents.store
 from safeagents.store import (
     OUTCOMES,
     FindingRecord,
@@ -21,6 +22,9 @@ from safeagents.store import (
     _query,
     _sqlite_query,
     _sqlite_read,
+    sqlite_query_sessions,
+    sqlite_session_totals,
+    sqlite_where,
 )
 
 
@@ -112,9 +116,9 @@ def test_the_filters_and_totals_use_the_indexes(tmp_path: Path) -> None:
     def plan(sql: str, params: list[object]) -> str:
         return " ".join(str(row[3]) for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", params))
 
-    where, params = _sqlite_query._where(SessionQuery(rule="r1"))
+    where, params = sqlite_where(SessionQuery(rule="r1"))
     assert "findings_by_rule" in plan(f"SELECT id FROM sessions{where}", params)
-    where, params = _sqlite_query._where(SessionQuery(hacked=True, outcome="failure"))
+    where, params = sqlite_where(SessionQuery(hacked=True, outcome="failure"))
     totals = "SELECT COUNT(*), SUM(tool_calls), SUM(blocked_calls), SUM(reasks) FROM sessions"
     assert "COVERING INDEX sessions_for_console" in plan(totals + where, params)
 
@@ -190,6 +194,10 @@ def test_the_session_list_reads_its_page_alone(tmp_path: Path) -> None:
         _steps(db, lambda db=db: _sqlite_read.list_sessions(db, 50, 0)) for db in (small, large)
     ]
     assert work[1] < 2 * work[0] + 5, f"20 times the sessions took {work} steps: not a page"
+    # the console's statements, on a connection of one's own
+    assert sqlite_session_totals(large, SessionQuery()) == SessionTotals(20_000)
+    (last,) = sqlite_query_sessions(large, SessionQuery(id_prefix="s01999"), 1, 0)
+    assert (last.id, last.outcome) == ("s019999", {"reward": 19999})
 
 
 async def _open_close(path: Path) -> None:
@@ -198,7 +206,7 @@ async def _open_close(path: Path) -> None:
     await store.close()
 
 
-@pytest.mark.parametrize("module", [_query, _sqlite_query])
+@pytest.mark.parametrize("module", [_query, _sqlite_query, safeagents.store])
 def test_all_is_what_the_module_defines(module: object) -> None:
     names = set(module.__all__)  # type: ignore[attr-defined]
     assert names and all(hasattr(module, name) for name in names)
