@@ -3,7 +3,7 @@ and the model aliases. Each handler gets the caller's :class:`Access` already ch
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from jinja2 import Environment
@@ -37,12 +37,7 @@ def error_page(env: Environment, request: Request, status: int, message: str) ->
 
 
 def _totals(totals: SessionTotals) -> dict[str, int]:
-    return {
-        "sessions": totals.sessions,
-        "tool_calls": totals.tool_calls,
-        "blocked_calls": totals.blocked_calls,
-        "reasks": totals.reasks,
-    }
+    return asdict(totals)
 
 
 async def sessions(
