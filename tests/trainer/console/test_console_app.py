@@ -225,6 +225,11 @@ def test_a_malformed_kept_version_is_named_and_the_others_shown(runs: Path) -> N
     assert page.status_code == 200
     assert "v4/version.json: step: Input should be a valid integer" in page.text
     assert "<td>toy-v2</td>" in page.text
+    odd = runs / "exp1" / "toy" / "v\u00b2"  # a digit, to str.isdigit, that int() refuses
+    odd.mkdir()
+    (odd / "version.json").write_text("{}")
+    again = client([runs]).get(f"{PREFIX}/run/runs/exp1/toy")
+    assert again.status_code == 200 and "<td>toy-v2</td>" in again.text
 
 
 def test_two_roots_with_the_same_name_get_distinct_keys(tmp_path: Path) -> None:
