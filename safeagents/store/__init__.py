@@ -1,12 +1,14 @@
 """Transcript storage: sessions, turns (with token ids), findings, hidden history, outcomes.
 
-:class:`Store` is the interface (async, implementable on PostgreSQL); :class:`SQLiteStore`
-is the default backend (one WAL file, safe for several proxy worker processes).
+:class:`Store` is the interface (async); :class:`SQLiteStore` is the default backend (one WAL
+file, safe for several proxy worker processes), :mod:`safeagents.store.postgres` the one many
+proxy instances share. :func:`open_store` opens either from a path or URL.
 """
 
 from __future__ import annotations
 
 from safeagents.store._base import Store
+from safeagents.store._open import default_store, is_postgres, open_store
 from safeagents.store._records import (
     HACK_ACTIONS,
     FindingRecord,
@@ -20,6 +22,7 @@ from safeagents.store._records import (
     TurnStatus,
 )
 from safeagents.store._render import print_session, print_sessions, print_uncut
+from safeagents.store._schema import NewerSchemaError
 from safeagents.store._sqlite import SQLiteStore
 from safeagents.store._transcript import export_line, to_chat_messages
 
@@ -28,6 +31,7 @@ __all__ = [
     "FindingRecord",
     "HiddenEntry",
     "LiveState",
+    "NewerSchemaError",
     "SQLiteStore",
     "SessionRecord",
     "SessionUpdate",
@@ -36,7 +40,10 @@ __all__ = [
     "TurnKind",
     "TurnRecord",
     "TurnStatus",
+    "default_store",
     "export_line",
+    "is_postgres",
+    "open_store",
     "print_session",
     "print_sessions",
     "print_uncut",

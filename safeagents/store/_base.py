@@ -1,8 +1,8 @@
 """The store interface: what the proxy, the admin API and the CLI need from a backend.
 
-Every method is a coroutine so that a networked backend (PostgreSQL through asyncpg) can
-implement it natively; :class:`~safeagents.store.SQLiteStore` runs SQLite in one worker
-thread. Contract for implementers:
+Every method is a coroutine so that a networked backend can implement it natively
+(:class:`~safeagents.store.postgres.PostgresStore`, psycopg's async pool);
+:class:`~safeagents.store.SQLiteStore` runs SQLite in one worker thread. Contract for implementers:
 
 - :meth:`record_exchange` is atomic: the session update, all turns with their findings
   and all hidden entries become visible together or not at all. Counters are applied as
@@ -14,13 +14,14 @@ thread. Contract for implementers:
 - A missing outcome stays ``None``: "not scored", never 0.
 
 The SQL schema (``safeagents/store/_schema.py``) uses only portable types (TEXT, INTEGER,
-REAL); JSON documents are TEXT (``jsonb`` on PostgreSQL).
+REAL; PostgreSQL gets DOUBLE PRECISION and identity columns); JSON documents are TEXT on both,
+so that a request is stored byte for byte as the harness sent it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from safeagents.store._records import (
@@ -98,6 +99,12 @@ class Store(ABC):
     @abstractmethod
     async def delete_alias(self, harness: str) -> bool:
         """Drop the alias of ``harness``; ``False`` if it had none."""
+
+    def watch_aliases(self, changed: Callable[[], None]) -> bool:
+        """Call ``changed`` (on the running event loop) whenever any process or instance may
+        have changed an alias; ``False`` when the backend cannot tell (the caller re-reads
+        :meth:`aliases` from time to time instead). PostgreSQL: ``LISTEN``/``NOTIFY``."""
+        return False
 
     @abstractmethod
     async def close(self) -> None:

@@ -1,4 +1,5 @@
-"""SQLiteStore model aliases (shared across stores on one file) and the schema upgrade."""
+"""Model aliases (shared by every store object on one store, on every backend) and the SQLite
+schema upgrade."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+from store_kit import OpenBackend
+
 from safeagents.store import SessionUpdate, SQLiteStore, TurnRecord
 from safeagents.store._schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 
 
-def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(tmp_path: Path) -> None:
+def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(
+    open_backend: OpenBackend,
+) -> None:
     async def scenario() -> None:
-        path = tmp_path / "aliases.db"
-        first, second = SQLiteStore(path), SQLiteStore(path)
+        first, second = open_backend("aliases"), open_backend("aliases")
         assert await first.aliases() == {}
         await first.set_alias("pi", "pi-v1")
         await first.set_alias("codex", "codex-v1")
@@ -24,7 +28,7 @@ def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(tmp_path: Pa
         assert await first.aliases() == {"pi": "pi-v2"}
         await first.close()
         await second.close()
-        reopened = SQLiteStore(path)
+        reopened = open_backend("aliases")
         assert await reopened.aliases() == {"pi": "pi-v2"}
         await reopened.close()
 

@@ -1,17 +1,18 @@
-"""SQLiteStore: atomic exchanges, per-session sequence numbers, several writers, outcomes."""
+"""The Store contract on every backend: atomic exchanges, per-session sequence numbers, several
+writers (processes, instances) on one store, outcomes."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
+from store_kit import OpenBackend
 
 from safeagents.store import (
     FindingRecord,
     HiddenEntry,
     SessionUpdate,
-    SQLiteStore,
+    Store,
     TokenRecord,
     TurnRecord,
 )
@@ -56,9 +57,9 @@ def _turn(session_id: str, action: str = "", **changes: object) -> TurnRecord:
     return TurnRecord(**fields)  # type: ignore[arg-type]
 
 
-def test_an_exchange_is_stored_whole_and_read_back(tmp_path: Path) -> None:
+def test_an_exchange_is_stored_whole_and_read_back(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "nested" / "s.db")
+        store = open_backend("s")
         tokens = TokenRecord((1, 2), (3,), (-0.5,))
         pair = HiddenEntry("chat", "pair", 2, "anchor", ({"role": "assistant"},))
         restore = HiddenEntry("chat", "restore", 2, "anchor", ({"id": "c"},), call_id="c")
@@ -84,9 +85,9 @@ def test_an_exchange_is_stored_whole_and_read_back(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_counters_accumulate_and_hacked_never_resets(tmp_path: Path) -> None:
+def test_counters_accumulate_and_hacked_never_resets(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         await store.record_exchange(_update("s", tool_calls=1, hacked=True), [_turn("s", "flag")])
         await store.record_exchange(_update("s", tool_calls=3, hacked=False), [_turn("s")])
         await store.record_exchange(_update("s", harness="generic"), [_turn("s")])
@@ -107,9 +108,9 @@ def test_counters_accumulate_and_hacked_never_resets(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_outcomes_replace_and_missing_means_not_scored(tmp_path: Path) -> None:
+def test_outcomes_replace_and_missing_means_not_scored(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         assert await store.set_outcome("ghost", {"success": True}) is None
         await store.record_exchange(_update("s"), [_turn("s")])
         session = await store.get_session("s")
@@ -125,14 +126,13 @@ def test_outcomes_replace_and_missing_means_not_scored(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_two_stores_on_one_file_write_concurrently(tmp_path: Path) -> None:
-    """Two store objects stand for two worker processes: separate connections and threads."""
+def test_two_stores_on_one_file_write_concurrently(open_backend: OpenBackend) -> None:
+    """Two store objects stand for two worker processes or instances: separate connections."""
 
     async def scenario() -> None:
-        path = tmp_path / "shared.db"
-        first, second = SQLiteStore(path), SQLiteStore(path)
+        first, second = open_backend("shared"), open_backend("shared")
 
-        async def writer(store: SQLiteStore, count: int) -> None:
+        async def writer(store: Store, count: int) -> None:
             for _ in range(count):
                 await store.record_exchange(_update("s", tool_calls=1), [_turn("s")])
 
@@ -147,9 +147,9 @@ def test_two_stores_on_one_file_write_concurrently(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
+def test_a_closed_store_refuses_work(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         await store.close()
         await store.close()
         with pytest.raises(RuntimeError, match="closed"):

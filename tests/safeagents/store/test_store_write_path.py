@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from store_kit import OpenBackend
 
 from safeagents.store import (
     HiddenEntry,
@@ -61,9 +62,13 @@ def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
         return db.execute(sql).fetchall()
 
 
-def test_concurrent_exchanges_all_land_with_their_own_sequence(tmp_path: Path) -> None:
+def test_concurrent_exchanges_all_land_with_their_own_sequence(
+    open_backend: OpenBackend,
+) -> None:
+    """Every backend (the contract); SQLite commits these in groups."""
+
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         calls = [
             store.record_exchange(_update(f"s{n % 4}"), [_turn(f"s{n % 4}", f"x{n}")])
             for n in range(40)

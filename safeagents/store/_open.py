@@ -1,0 +1,51 @@
+"""Opening a store from what the command line, a config file or ``$SAFEAGENTS_STORE`` names:
+a SQLite file (``PATH``, ``sqlite:PATH``) or a PostgreSQL database (``postgresql://…``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from safeagents.store._base import Store
+from safeagents.store._sqlite import SQLiteStore
+
+__all__ = [
+    "DEFAULT_STORE",
+    "STORE_VARIABLE",
+    "default_store",
+    "is_postgres",
+    "open_store",
+    "sqlite_path",
+]
+
+STORE_VARIABLE = "SAFEAGENTS_STORE"
+DEFAULT_STORE = "safeagents.db"
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def default_store() -> str:
+    """``$SAFEAGENTS_STORE`` when set, else ``safeagents.db``."""
+    return os.environ.get(STORE_VARIABLE) or DEFAULT_STORE
+
+
+def is_postgres(location: str | Path) -> bool:
+    return str(location).startswith(_POSTGRES_SCHEMES)
+
+
+def sqlite_path(location: str | Path) -> str:
+    """The file a SQLite location names (``sqlite:`` stripped)."""
+    text = str(location)
+    return text.removeprefix("sqlite://").removeprefix("sqlite:") if text else text
+
+
+def open_store(location: str | Path) -> Store:
+    """The store at ``location``; nothing is connected or created before its first use."""
+    if not is_postgres(location):
+        return SQLiteStore(sqlite_path(location))
+    try:
+        from safeagents.store.postgres import PostgresStore
+    except ImportError as error:  # the extra is not installed
+        raise RuntimeError(
+            "a PostgreSQL store needs psycopg: pip install 'safeagents[postgres]'"
+        ) from error
+    return PostgresStore(str(location))

@@ -1,0 +1,223 @@
+"""PostgresStore: the :class:`Store` on a PostgreSQL server, shared by any number of proxy
+instances (psycopg 3 and its async connection pool)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from safeagents.store._base import Store
+from safeagents.store._records import (
+    HiddenEntry,
+    LiveState,
+    SessionRecord,
+    SessionUpdate,
+    TurnRecord,
+)
+from safeagents.store.postgres import _read as read
+from safeagents.store.postgres import _write as write
+from safeagents.store.postgres._schema import migrate
+
+__all__ = ["PostgresStore", "StoreConnectionError"]
+
+logger = logging.getLogger("safeagents.store")
+
+_T = TypeVar("_T")
+_CONNECT_TIMEOUT = 10.0
+_RELISTEN_DELAY = 0.5
+
+
+class StoreConnectionError(RuntimeError):
+    """The PostgreSQL server cannot be reached (or refused the connection)."""
+
+
+class PostgresStore(Store):
+    """A :class:`Store` on a PostgreSQL database (``postgresql://user@host:port/db``).
+
+    The pool opens, and the schema is created or upgraded, on first use. Every write commits
+    (``synchronous_commit`` as the server has it, on by default) before its coroutine returns,
+    so a finding is durable before the answer it belongs to is sent. Alias changes are
+    announced with ``NOTIFY``; :meth:`watch_aliases` delivers them to this process.
+    """
+
+    def __init__(self, url: str, *, max_connections: int = 16) -> None:
+        self.url = url
+        self._pool = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            open=False,
+            timeout=_CONNECT_TIMEOUT,
+            kwargs={"connect_timeout": int(_CONNECT_TIMEOUT)},
+        )
+        self._ready: asyncio.Future[None] | None = None
+        self._closed = False
+        self._watchers: list[Callable[[], None]] = []
+        self._listener: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({_redacted(self.url)!r})"
+
+    async def _open(self) -> None:
+        try:
+            await self._pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
+            async with self._pool.connection() as conn:
+                await migrate(conn, _redacted(self.url))
+        except psycopg.OperationalError as error:
+            raise StoreConnectionError(
+                f"cannot use the store {_redacted(self.url)}: {error}".strip()
+            ) from error
+
+    async def _opened(self) -> None:
+        """Open the pool and migrate once; after a failure, the next call tries again."""
+        if self._ready is None or _failed(self._ready):
+            self._ready = asyncio.ensure_future(self._open())
+        await asyncio.shield(self._ready)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[read.Connection]:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        await self._opened()
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except psycopg.OperationalError as error:
+            raise StoreConnectionError(f"the store {_redacted(self.url)}: {error}") from error
+
+    async def _write(self, statements: Callable[[read.Connection], Awaitable[_T]]) -> _T:
+        async with self._connection() as conn, conn.transaction():
+            return await statements(conn)
+
+    async def _read(self, statements: Callable[[read.Connection], Awaitable[_T]]) -> _T:
+        async with self._connection() as conn:
+            await read.snapshot(conn)
+            async with conn.transaction():
+                return await statements(conn)
+
+    async def live_state(self, session_id: str) -> LiveState:
+        return await self._read(lambda conn: read.live_state(conn, session_id))
+
+    async def record_exchange(
+        self,
+        update: SessionUpdate,
+        turns: Sequence[TurnRecord],
+        hidden: Sequence[HiddenEntry] = (),
+        *,
+        inline: bool = False,
+    ) -> list[TurnRecord]:
+        rows, entries = list(turns), list(hidden)
+        return await self._write(lambda conn: write.record(conn, update, rows, entries))
+
+    async def open_session(
+        self,
+        session_id: str,
+        *,
+        cwd: str | None,
+        harness: str = "",
+        sampling: Mapping[str, Any] | None = None,
+    ) -> SessionRecord:
+        async def statements(conn: read.Connection) -> SessionRecord:
+            await write.open_session(conn, session_id, cwd, harness, sampling)
+            record = await read.get_session(conn, session_id, with_findings=True)
+            assert record is not None  # written in this transaction
+            return record
+
+        return await self._write(statements)
+
+    async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
+        return await self._read(lambda conn: read.list_sessions(conn, limit, offset))
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        return await self._read(lambda conn: read.get_session(conn, session_id, with_findings=True))
+
+    async def turns(self, session_id: str) -> list[TurnRecord]:
+        return await self._read(lambda conn: read.turns(conn, session_id))
+
+    async def set_outcome(
+        self, session_id: str, outcome: Mapping[str, Any]
+    ) -> SessionRecord | None:
+        async def statements(conn: read.Connection) -> SessionRecord | None:
+            if not await write.set_outcome(conn, session_id, outcome):
+                return None
+            return await read.get_session(conn, session_id, with_findings=True)
+
+        return await self._write(statements)
+
+    async def aliases(self) -> dict[str, str]:
+        async def statements(conn: read.Connection) -> dict[str, str]:
+            cursor = await conn.execute("SELECT harness, model FROM model_aliases ORDER BY harness")
+            return {str(harness): str(model) for harness, model in await cursor.fetchall()}
+
+        return await self._read(statements)
+
+    async def set_alias(self, harness: str, model: str) -> None:
+        await self._write(lambda conn: write.set_alias(conn, harness, model))
+
+    async def delete_alias(self, harness: str) -> bool:
+        return await self._write(lambda conn: write.delete_alias(conn, harness))
+
+    def watch_aliases(self, changed: Callable[[], None]) -> bool:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        self._watchers.append(changed)
+        if self._listener is None:
+            self._listener = asyncio.get_running_loop().create_task(self._listen())
+        return True
+
+    async def _listen(self) -> None:
+        """``LISTEN`` on a connection of its own, reconnecting when it breaks; the watchers
+        hear of every change, and of every (re)connection (changes may have been missed)."""
+        while not self._closed:
+            try:
+                await self._opened()
+                conn = await psycopg.AsyncConnection.connect(
+                    self.url, autocommit=True, connect_timeout=int(_CONNECT_TIMEOUT)
+                )
+                async with conn:
+                    await conn.execute(f"LISTEN {write.ALIAS_CHANNEL}")
+                    self._announce()
+                    async for _ in conn.notifies():
+                        self._announce()
+            except (psycopg.Error, StoreConnectionError):
+                logger.warning("alias changes: lost the connection to the store", exc_info=True)
+            self._announce()
+            await asyncio.sleep(_RELISTEN_DELAY)
+
+    def _announce(self) -> None:
+        for changed in list(self._watchers):
+            changed()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+        if self._ready is not None:
+            with contextlib.suppress(Exception):
+                await self._ready
+        await self._pool.close()
+
+
+def _failed(future: asyncio.Future[None]) -> bool:
+    return future.done() and (future.cancelled() or future.exception() is not None)
+
+
+def _redacted(url: str) -> str:
+    """``url`` without its password."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "(an invalid PostgreSQL URL)"
+    if "password" not in info:
+        return url
+    return url.replace(str(info["password"]), "***")

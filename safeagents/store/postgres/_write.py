@@ -1,0 +1,236 @@
+"""PostgreSQL writes. Each runs in the caller's transaction; :func:`record` locks the session's
+row first, so exchanges of one session recorded by several proxy instances at once take their
+turns one after the other (sequence numbers, counters and hidden entries never collide)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from safeagents.store._records import HiddenEntry, SessionUpdate, TurnRecord
+from safeagents.store._rows import FINDING_COLUMNS, delivered_text, dumps
+from safeagents.store.postgres._read import Connection
+
+__all__ = [
+    "ALIAS_CHANNEL",
+    "clean",
+    "delete_alias",
+    "open_session",
+    "record",
+    "set_alias",
+    "set_outcome",
+]
+
+ALIAS_CHANNEL = "safeagents_aliases"
+"""The ``NOTIFY`` channel on which every alias change is announced."""
+
+_TURN_COLUMNS = (
+    "session_id, seq, exchange, attempt, kind, status, dialect, harness, model, "
+    "requested_model, stream, request, response, delivered, usage, tokens, error, started, ended"
+)
+
+
+def clean(params: Sequence[Any]) -> tuple[Any, ...]:
+    """``params`` with NUL characters (which PostgreSQL text cannot hold, and a tool call
+    may carry) replaced by U+FFFD; JSON text never has one (``json`` escapes it)."""
+    return tuple(
+        value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+        for value in params
+    )
+
+
+async def record(
+    conn: Connection,
+    update: SessionUpdate,
+    turns: Sequence[TurnRecord],
+    hidden: Sequence[HiddenEntry],
+) -> list[TurnRecord]:
+    now = time.time()
+    await conn.execute(
+        "INSERT INTO sessions (id, harness, dialect, cwd, model, created, updated, root_key) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+        clean(
+            (
+                update.session_id,
+                update.harness,
+                update.dialect,
+                update.cwd,
+                update.model,
+                now,
+                now,
+                update.root_key,
+            )
+        ),
+    )
+    main_count, main_key = update.main if update.main is not None else (None, None)
+    await conn.execute(
+        # The row lock this takes is held to the commit: a concurrent exchange of the session
+        # waits here; the next statement (a fresh snapshot) then sees the turns it committed.
+        "UPDATE sessions SET updated = %s, model = %s, dialect = %s, "
+        "tool_calls = tool_calls + %s, turns = turns + %s, hacked = GREATEST(hacked, %s), "
+        "stopped = GREATEST(stopped, %s), "
+        "harness = CASE WHEN %s <> 'generic' OR harness = '' THEN %s ELSE harness END, "
+        "root_key = CASE WHEN root_key = '' THEN %s ELSE root_key END, "
+        "main_count = COALESCE(%s, main_count), main_key = COALESCE(%s, main_key) "
+        "WHERE id = %s",
+        clean(
+            (
+                now,
+                update.model,
+                update.dialect,
+                update.tool_calls,
+                len(turns),
+                int(update.hacked),
+                int(update.stopped),
+                update.harness,
+                update.harness,
+                update.root_key,
+                main_count,
+                main_key,
+                update.session_id,
+            )
+        ),
+    )
+    cursor = await conn.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = %s", clean((update.session_id,))
+    )
+    row = await cursor.fetchone()
+    assert row is not None  # inserted above
+    last = int(row[0])
+    stored: list[TurnRecord] = []
+    for offset, turn in enumerate(turns, start=1):
+        turn = replace(turn, seq=last + offset)
+        turn_id = await _insert_turn(conn, turn)
+        stored.append(turn)
+        if not turn.findings:
+            continue
+        async with conn.cursor() as many:
+            await many.executemany(
+                f"INSERT INTO findings (session_id, turn_id, {FINDING_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    clean(
+                        (
+                            turn.session_id,
+                            turn_id,
+                            f.rule_id,
+                            f.category,
+                            f.severity,
+                            f.action,
+                            f.tool_call_id,
+                            f.tool,
+                            f.summary,
+                            f.message,
+                            int(f.blocked),
+                        )
+                    )
+                    for f in turn.findings
+                ],
+            )
+    if hidden:
+        async with conn.cursor() as many:
+            await many.executemany(
+                "INSERT INTO hidden (session_id, dialect, kind, at, anchor, call_id, items) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                [
+                    clean(
+                        (
+                            update.session_id,
+                            entry.dialect,
+                            entry.kind,
+                            entry.at,
+                            entry.anchor,
+                            entry.call_id,
+                            dumps(list(entry.items)),
+                        )
+                    )
+                    for entry in hidden
+                ],
+            )
+    return stored
+
+
+async def _insert_turn(conn: Connection, turn: TurnRecord) -> int:
+    cursor = await conn.execute(
+        f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES "
+        "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "RETURNING id",
+        clean(
+            (
+                turn.session_id,
+                turn.seq,
+                turn.exchange,
+                turn.attempt,
+                turn.kind,
+                turn.status,
+                turn.dialect,
+                turn.harness,
+                turn.model,
+                turn.requested_model,
+                int(turn.stream),
+                turn.request_json if turn.request_json is not None else dumps(turn.request),
+                dumps(turn.response),
+                delivered_text(turn.delivered, turn.response),
+                dumps(turn.usage),
+                dumps(turn.tokens.to_json() if turn.tokens is not None else None),
+                turn.error,
+                turn.started,
+                turn.ended,
+            )
+        ),
+    )
+    row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def open_session(
+    conn: Connection,
+    session_id: str,
+    cwd: str | None,
+    harness: str,
+    sampling: Mapping[str, Any] | None,
+) -> None:
+    now = time.time()
+    settings = dumps(dict(sampling)) if sampling is not None else None
+    await conn.execute(
+        "INSERT INTO sessions (id, harness, cwd, created, updated, sampling) "
+        "VALUES (%s, %s, COALESCE(%s, '/workspace'), %s, %s, %s) "
+        "ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, "
+        "cwd = CASE WHEN %s::text IS NULL THEN sessions.cwd ELSE excluded.cwd END, "
+        "harness = CASE WHEN excluded.harness = '' THEN sessions.harness "
+        "ELSE excluded.harness END, "
+        "sampling = COALESCE(excluded.sampling, sessions.sampling)",
+        clean((session_id, harness, cwd, now, now, settings, cwd)),
+    )
+
+
+async def set_outcome(conn: Connection, session_id: str, outcome: Mapping[str, Any]) -> bool:
+    """``False`` when there is no such session."""
+    cursor = await conn.execute(
+        "INSERT INTO outcomes (session_id, posted, outcome) "
+        "SELECT id, %s, %s FROM sessions WHERE id = %s "
+        "ON CONFLICT (session_id) DO UPDATE SET posted = excluded.posted, "
+        "outcome = excluded.outcome",
+        clean((time.time(), dumps(dict(outcome)), session_id)),
+    )
+    return cursor.rowcount > 0
+
+
+async def set_alias(conn: Connection, harness: str, model: str) -> None:
+    await conn.execute(
+        "INSERT INTO model_aliases (harness, model, updated) VALUES (%s, %s, %s) "
+        "ON CONFLICT (harness) DO UPDATE SET model = excluded.model, updated = excluded.updated",
+        clean((harness, model, time.time())),
+    )
+    await conn.execute("SELECT pg_notify(%s, %s)", clean((ALIAS_CHANNEL, harness)))
+
+
+async def delete_alias(conn: Connection, harness: str) -> bool:
+    cursor = await conn.execute("DELETE FROM model_aliases WHERE harness = %s", clean((harness,)))
+    if cursor.rowcount == 0:
+        return False
+    await conn.execute("SELECT pg_notify(%s, %s)", clean((ALIAS_CHANNEL, harness)))
+    return True
