@@ -25,6 +25,7 @@ __all__ = [
     "UsageError",
     "add_enforcement_options",
     "add_rule_options",
+    "add_store_option",
     "existing",
     "is_option_error",
     "load_rules",
@@ -158,11 +159,22 @@ def is_option_error(error: RuleError) -> bool:
     return error.file in (VAR_SOURCE, EXCLUDE_SOURCE)
 
 
+def add_store_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--store``: a SQLite file or a ``postgresql://`` URL (default ``$SAFEAGENTS_STORE``)."""
+    from safeagents.store import default_store
+
+    parser.add_argument(
+        "--store",
+        default=default_store(),
+        metavar="PATH.db|URL",
+        help=f"{what}: a SQLite file or postgresql://user@host/db "
+        "(default: $SAFEAGENTS_STORE, else safeagents.db)",
+    )
+
+
 def add_enforcement_options(parser: argparse.ArgumentParser) -> None:
     """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
-    parser.add_argument(
-        "--store", default="safeagents.db", metavar="PATH.db", help="SQLite file of transcripts"
-    )
+    add_store_option(parser, "where transcripts go")
     parser.add_argument(
         "--mode",
         choices=("enforce", "monitor"),

@@ -16,6 +16,7 @@ from safeagents.cli._common import (
     UsageError,
     add_enforcement_options,
     add_rule_options,
+    add_store_option,
     load_rules,
     parse_aliases,
     parse_var_pairs,
@@ -151,13 +152,15 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    from safeagents.store import redacted
+
     registry = default_registry()
     rules = load_rules(args, err, detectors=registry.detectors)
     keys = "model endpoints need a key" if config.model_auth_required else "no keys"
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
-        f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store}, "
-        f"{keys})",
+        f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, "
+        f"store {redacted(config.store)}, {keys})",
         highlight=False,
     )
     serve(
@@ -231,10 +234,12 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
         ssl_insecure=args.ssl_insecure,
         log_level=args.log_level,
     )
+    from safeagents.store import redacted
+
     ca = Path(args.confdir).expanduser() / "mitmproxy-ca-cert.pem"
     err.print(
         f"safeagents intercept: proxy http://{args.listen_host}:{args.listen_port}  "
-        f"({len(rules.rules)} rules, {args.mode}, {args.strategy}, store {args.store}); "
+        f"({len(rules.rules)} rules, {args.mode}, {args.strategy}, store {redacted(args.store)}); "
         f"clients must trust {ca}",
         highlight=False,
     )
@@ -257,7 +262,7 @@ def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
     export.add_argument("session_ids", nargs="*", metavar="ID", help="default: all")
     export.add_argument("--out", metavar="FILE", help="default: standard output")
     for parser in (listing, show, export):
-        parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
+        add_store_option(parser, "the recorded sessions")
     for parser in (listing, show):
         parser.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -265,7 +270,9 @@ def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
 def sessions(args: argparse.Namespace, out: Console, err: Console) -> int:
     import asyncio
 
-    if not Path(args.store).is_file():
+    from safeagents.store import is_postgres, sqlite_path
+
+    if not is_postgres(args.store) and not Path(sqlite_path(args.store)).is_file():
         raise UsageError(f"store not found: {args.store}")
     return asyncio.run(_sessions_async(args, out))
 
@@ -291,9 +298,9 @@ async def _session_by_prefix(store: Store, prefix: str, where: str) -> SessionRe
 
 
 async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
-    from safeagents.store import SQLiteStore, export_line, print_session, print_sessions
+    from safeagents.store import export_line, open_store, print_session, print_sessions
 
-    store = SQLiteStore(args.store)
+    store = open_store(args.store)
     try:
         if args.action == "list":
             sessions = await store.list_sessions(limit=args.limit)

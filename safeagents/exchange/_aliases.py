@@ -1,7 +1,8 @@
 """Per-harness model aliases: which model the upstream is asked for on a harness's behalf.
 
-The aliases live in the store, so every worker process of one proxy applies the same ones;
-each process reads them through a copy refreshed at most every :data:`ALIAS_TTL` seconds.
+The aliases live in the store, so every worker process (and, on PostgreSQL, every instance) of
+one proxy applies the same ones. Each process reads them through a copy: re-read when the store
+announces a change (PostgreSQL's ``NOTIFY``), else at most every :data:`ALIAS_TTL` seconds.
 """
 
 from __future__ import annotations
@@ -50,10 +51,16 @@ class ModelAliases:
         self._fetched = -math.inf
         self._changes = 0
         self._refresh: asyncio.Future[None] | None = None
+        self._pushed: bool | None = None
+        """The store announces changes (``None``: not asked yet, no event loop before)."""
 
     async def current(self) -> Mapping[str, str]:
-        """Every alias, at most ``ttl`` seconds older than the store's."""
-        if self._clock() - self._fetched >= self._ttl:
+        """Every alias, as the store last announced them, or at most ``ttl`` seconds older
+        than the store's when it announces nothing."""
+        if self._pushed is None:
+            self._pushed = self._store.watch_aliases(self._announced)
+        stale = self._clock() - self._fetched >= self._ttl
+        if self._fetched == -math.inf or (stale and not self._pushed):
             if self._refresh is None:
                 self._refresh = asyncio.ensure_future(self._fetch())
             await asyncio.shield(self._refresh)
@@ -71,6 +78,12 @@ class ModelAliases:
         deleted = await self._store.delete_alias(harness)
         self._changed({key: value for key, value in self._copy.items() if key != harness})
         return deleted
+
+    def _announced(self) -> None:
+        """Some instance changed an alias: the next request reads them again (a read in
+        flight may predate the change, so it is dropped)."""
+        self._changes += 1
+        self._fetched = -math.inf
 
     def _changed(self, aliases: dict[str, str]) -> None:
         self._changes += 1

@@ -34,7 +34,7 @@ from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
 from safeagents.proxy._replies import dialect_error
 from safeagents.proxy._streaming import BodyStream
-from safeagents.store import SQLiteStore, Store
+from safeagents.store import Store, open_store
 
 __all__ = ["create_app"]
 
@@ -77,7 +77,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        services = Services.build(config, firewall, store or SQLiteStore(config.store), upstream)
+        services = Services.build(config, firewall, store or open_store(config.store), upstream)
         app.state.services = services
         try:
             if seed_aliases:

@@ -8,7 +8,13 @@ proxy instances share. :func:`open_store` opens either from a path or URL.
 from __future__ import annotations
 
 from safeagents.store._base import Store
-from safeagents.store._open import default_store, is_postgres, open_store
+from safeagents.store._open import (
+    default_store,
+    is_postgres,
+    open_store,
+    redacted,
+    sqlite_path,
+)
 from safeagents.store._records import (
     HACK_ACTIONS,
     FindingRecord,
@@ -47,5 +53,7 @@ __all__ = [
     "print_session",
     "print_sessions",
     "print_uncut",
+    "redacted",
+    "sqlite_path",
     "to_chat_messages",
 ]

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from safeagents.store._base import Store
+from safeagents.store._location import is_postgres, redacted, sqlite_path
 from safeagents.store._sqlite import SQLiteStore
 
 __all__ = [
@@ -15,27 +16,17 @@ __all__ = [
     "default_store",
     "is_postgres",
     "open_store",
+    "redacted",
     "sqlite_path",
 ]
 
 STORE_VARIABLE = "SAFEAGENTS_STORE"
 DEFAULT_STORE = "safeagents.db"
-_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def default_store() -> str:
     """``$SAFEAGENTS_STORE`` when set, else ``safeagents.db``."""
     return os.environ.get(STORE_VARIABLE) or DEFAULT_STORE
-
-
-def is_postgres(location: str | Path) -> bool:
-    return str(location).startswith(_POSTGRES_SCHEMES)
-
-
-def sqlite_path(location: str | Path) -> str:
-    """The file a SQLite location names (``sqlite:`` stripped)."""
-    text = str(location)
-    return text.removeprefix("sqlite://").removeprefix("sqlite:") if text else text
 
 
 def open_store(location: str | Path) -> Store:

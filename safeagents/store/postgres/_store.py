@@ -13,6 +13,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from safeagents.store._base import Store
+from safeagents.store._location import redacted as _redacted
 from safeagents.store._records import (
     HiddenEntry,
     LiveState,
@@ -48,14 +49,8 @@ class PostgresStore(Store):
 
     def __init__(self, url: str, *, max_connections: int = 16) -> None:
         self.url = url
-        self._pool = AsyncConnectionPool(
-            url,
-            min_size=1,
-            max_size=max_connections,
-            open=False,
-            timeout=_CONNECT_TIMEOUT,
-            kwargs={"connect_timeout": int(_CONNECT_TIMEOUT)},
-        )
+        self._max_connections = max_connections
+        self._pool: AsyncConnectionPool[read.Connection] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closed = False
         self._watchers: list[Callable[[], None]] = []
@@ -65,14 +60,28 @@ class PostgresStore(Store):
         return f"PostgresStore({_redacted(self.url)!r})"
 
     async def _open(self) -> None:
+        """Migrate on a connection of its own (an unusable server fails at once, not after
+        the pool's patience), then open the pool."""
         try:
-            await self._pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
-            async with self._pool.connection() as conn:
+            conn = await psycopg.AsyncConnection.connect(
+                self.url, connect_timeout=int(_CONNECT_TIMEOUT)
+            )
+            async with conn:
                 await migrate(conn, _redacted(self.url))
         except psycopg.OperationalError as error:
             raise StoreConnectionError(
                 f"cannot use the store {_redacted(self.url)}: {error}".strip()
             ) from error
+        if self._pool is None:  # made on the event loop that uses it
+            self._pool = AsyncConnectionPool(
+                self.url,
+                min_size=1,
+                max_size=self._max_connections,
+                open=False,
+                timeout=_CONNECT_TIMEOUT,
+                kwargs={"connect_timeout": int(_CONNECT_TIMEOUT)},
+            )
+            await self._pool.open()
 
     async def _opened(self) -> None:
         """Open the pool and migrate once; after a failure, the next call tries again."""
@@ -85,6 +94,7 @@ class PostgresStore(Store):
         if self._closed:
             raise RuntimeError("the store is closed")
         await self._opened()
+        assert self._pool is not None
         try:
             async with self._pool.connection() as conn:
                 yield conn
@@ -205,19 +215,9 @@ class PostgresStore(Store):
         if self._ready is not None:
             with contextlib.suppress(Exception):
                 await self._ready
-        await self._pool.close()
+        if self._pool is not None:
+            await self._pool.close()
 
 
 def _failed(future: asyncio.Future[None]) -> bool:
     return future.done() and (future.cancelled() or future.exception() is not None)
-
-
-def _redacted(url: str) -> str:
-    """``url`` without its password."""
-    try:
-        info = psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "(an invalid PostgreSQL URL)"
-    if "password" not in info:
-        return url
-    return url.replace(str(info["password"]), "***")

@@ -1,0 +1,206 @@
+"""PostgresStore against a real server: the migration lock and version check, the session row
+lock under instances writing one session at once, alias changes pushed with NOTIFY, NUL
+characters, and clear errors when the server cannot be used."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import psycopg
+import pytest
+
+from safeagents.exchange._aliases import ModelAliases
+from safeagents.store import (
+    FindingRecord,
+    HiddenEntry,
+    NewerSchemaError,
+    SessionUpdate,
+    TurnRecord,
+    open_store,
+)
+from safeagents.store._schema import SCHEMA_VERSION
+from safeagents.store.postgres import PostgresStore, StoreConnectionError
+
+
+def _update(session_id: str, **changes: object) -> SessionUpdate:
+    fields: dict[str, object] = {
+        "session_id": session_id,
+        "harness": "pi",
+        "dialect": "chat",
+        "cwd": "/workspace",
+        "model": "m",
+        "root_key": "root",
+        "tool_calls": 1,
+    }
+    fields.update(changes)
+    return SessionUpdate(**fields)  # type: ignore[arg-type]
+
+
+def _turn(session_id: str, exchange: str, **changes: object) -> TurnRecord:
+    fields: dict[str, object] = {
+        "session_id": session_id,
+        "exchange": exchange,
+        "attempt": 0,
+        "kind": "main",
+        "status": "ok",
+        "dialect": "chat",
+        "harness": "pi",
+        "model": "m",
+        "stream": False,
+        "request": {"messages": [{"role": "user", "content": exchange}]},
+        "response": {"choices": []},
+    }
+    fields.update(changes)
+    return TurnRecord(**fields)  # type: ignore[arg-type]
+
+
+def _version(url: str) -> str:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_open_store_takes_a_url_and_instances_starting_at_once_migrate_once(
+    postgres_url: str,
+) -> None:
+    async def scenario() -> None:
+        stores = [open_store(postgres_url) for _ in range(6)]
+        assert all(isinstance(store, PostgresStore) for store in stores)
+        await asyncio.gather(*(store.list_sessions() for store in stores))
+        for store in stores:
+            await store.close()
+
+    asyncio.run(scenario())
+    assert _version(postgres_url) == str(SCHEMA_VERSION)
+    with psycopg.connect(postgres_url) as conn:
+        kinds = dict(
+            conn.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_name = 'turns' AND column_name IN ('id', 'started')"
+            ).fetchall()
+        )
+    assert kinds == {"id": "bigint", "started": "double precision"}
+
+
+def test_a_newer_schema_is_refused_with_a_clear_error(postgres_url: str) -> None:
+    asyncio.run(_touch(postgres_url))
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("UPDATE meta SET value = %s", (str(SCHEMA_VERSION + 1),))
+
+    async def scenario() -> None:
+        store = PostgresStore(postgres_url)
+        with pytest.raises(NewerSchemaError, match=f"schema version {SCHEMA_VERSION + 1}"):
+            await store.list_sessions()
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+async def _touch(url: str) -> None:
+    store = PostgresStore(url)
+    await store.list_sessions()
+    await store.close()
+
+
+def test_an_older_schema_gets_the_columns_added_since(postgres_url: str) -> None:
+    asyncio.run(_touch(postgres_url))
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("ALTER TABLE sessions DROP COLUMN sampling")
+        conn.execute("UPDATE meta SET value = '2'")
+
+    async def scenario() -> None:
+        store = PostgresStore(postgres_url)
+        opened = await store.open_session("s", cwd="/w", sampling={"temperature": 0.5})
+        assert opened.sampling == {"temperature": 0.5}
+        await store.close()
+
+    asyncio.run(scenario())
+    assert _version(postgres_url) == str(SCHEMA_VERSION)
+
+
+def test_two_instances_writing_one_session_at_once_keep_one_history(postgres_url: str) -> None:
+    """Exchanges of one session sent to two instances at once: every turn, finding and hidden
+    entry lands once, sequence numbers run without gaps or duplicates, counters add up."""
+
+    async def scenario() -> None:
+        first, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+        finding = FindingRecord("r", "c", "high", "reject", "call", "bash", "s", "m", True)
+
+        def exchange(store: PostgresStore, n: int) -> asyncio.Future[list[TurnRecord]]:
+            hidden = HiddenEntry("chat", "pair", n, f"a{n}", ({"n": n},))
+            turns = [_turn("s", f"x{n}", findings=(finding,)), _turn("s", f"x{n}", attempt=1)]
+            update = _update("s", hacked=n == 7)
+            return asyncio.ensure_future(store.record_exchange(update, turns, [hidden]))
+
+        results = await asyncio.gather(
+            *(exchange(first if n % 2 else second, n) for n in range(30))
+        )
+        seqs = sorted(turn.seq for turns in results for turn in turns)
+        assert seqs == list(range(1, 61))
+        for turns in results:  # an exchange's turns are consecutive
+            assert turns[1].seq == turns[0].seq + 1
+        stored = await first.turns("s")
+        assert [turn.seq for turn in stored] == list(range(1, 61))
+        assert sorted(turn.exchange for turn in stored if turn.attempt == 0) == sorted(
+            f"x{n}" for n in range(30)
+        )
+        session = await second.get_session("s")
+        assert session is not None
+        assert (session.turns, session.tool_calls, session.hacked) == (60, 30, True)
+        assert len(session.findings) == 30
+        live = await first.live_state("s")
+        assert sorted(entry.at for entry in live.hidden) == list(range(30))
+        await first.close()
+        await second.close()
+
+    asyncio.run(scenario())
+
+
+def test_alias_changes_reach_another_instance_without_polling(postgres_url: str) -> None:
+    async def scenario() -> None:
+        mine, theirs = PostgresStore(postgres_url), PostgresStore(postgres_url)
+        view = ModelAliases(mine, ttl=3600.0)  # would never re-read by itself
+        assert await view.current() == {}
+        await theirs.set_alias("pi", "pi-v2")
+        deadline = time.monotonic() + 5
+        while await view.current() != {"pi": "pi-v2"}:
+            assert time.monotonic() < deadline, "the change never arrived"
+            await asyncio.sleep(0.01)
+        assert await theirs.delete_alias("pi") is True
+        assert await theirs.delete_alias("pi") is False
+        while await view.current() != {}:
+            assert time.monotonic() < deadline, "the deletion never arrived"
+            await asyncio.sleep(0.01)
+        await mine.close()
+        await theirs.close()
+
+    asyncio.run(scenario())
+
+
+def test_nul_characters_are_stored_as_replacement_characters(postgres_url: str) -> None:
+    async def scenario() -> None:
+        store = PostgresStore(postgres_url)
+        finding = FindingRecord("r", "c", "high", "flag", "c\x00", "bash", "rm\x00-rf", "m", False)
+        turn = _turn("s", "e", findings=(finding,), error="bad\x00byte")
+        await store.record_exchange(_update("s"), [turn])
+        (stored,) = await store.turns("s")
+        assert stored.error == "bad\ufffdbyte"
+        assert stored.findings[0].summary == "rm\ufffd-rf"
+        assert stored.request == turn.request
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_an_unreachable_server_is_a_clear_error_and_the_password_stays_hidden() -> None:
+    async def scenario() -> None:
+        store = PostgresStore("postgresql://u:s3cret@127.0.0.1:1/db", max_connections=1)
+        assert "s3cret" not in repr(store)
+        with pytest.raises(StoreConnectionError, match="cannot use the store") as raised:
+            await store.get_session("s")
+        assert "s3cret" not in str(raised.value) and "127.0.0.1" in str(raised.value)
+        await store.close()
+
+    asyncio.run(scenario())
