@@ -1,5 +1,6 @@
-"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, intercept,
-and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``train``)."""
+"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, store, demo,
+intercept, and the subcommands plugins add (``safeagents_cli_commands``: the trainer's
+``train``)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from safeagents.cli._proxy import (
     sessions,
 )
 from safeagents.cli._rules import add_rule_commands, check, explain, lint, score, test
+from safeagents.cli._store import add_store, store
 
 __all__ = ["main"]
 
@@ -41,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     add_rule_commands(sub)
     add_serve(sub)
     add_sessions(sub)
+    add_store(sub)
     _add_demo(sub)
     add_intercept(sub)
     _add_plugin_commands(sub)
@@ -88,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "explain": explain,
             "serve": serve,
             "sessions": sessions,
+            "store": store,
             "demo": _demo,
             "intercept": intercept,
         }

@@ -152,10 +152,16 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    from safeagents.store import redacted
+    import asyncio
+
+    from safeagents.store import StoreError, check_store, redacted
 
     registry = default_registry()
     rules = load_rules(args, err, detectors=registry.detectors)
+    try:
+        asyncio.run(check_store(config.store))
+    except StoreError as error:
+        raise UsageError(str(error)) from None
     keys = "model endpoints need a key" if config.model_auth_required else "no keys"
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
@@ -270,11 +276,14 @@ def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
 def sessions(args: argparse.Namespace, out: Console, err: Console) -> int:
     import asyncio
 
-    from safeagents.store import is_postgres, sqlite_path
+    from safeagents.store import StoreError, is_postgres, sqlite_path
 
     if not is_postgres(args.store) and not Path(sqlite_path(args.store)).is_file():
         raise UsageError(f"store not found: {args.store}")
-    return asyncio.run(_sessions_async(args, out))
+    try:
+        return asyncio.run(_sessions_async(args, out))
+    except StoreError as error:
+        raise UsageError(str(error)) from None
 
 
 async def _session_by_prefix(store: Store, prefix: str, where: str) -> SessionRecord:

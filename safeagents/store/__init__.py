@@ -8,7 +8,10 @@ proxy instances share. :func:`open_store` opens either from a path or URL.
 from __future__ import annotations
 
 from safeagents.store._base import Store
+from safeagents.store._copy import CopyError, CopyReport, copy_store
+from safeagents.store._errors import NewerSchemaError, StoreConnectionError, StoreError
 from safeagents.store._open import (
+    check_store,
     default_store,
     is_postgres,
     open_store,
@@ -28,12 +31,13 @@ from safeagents.store._records import (
     TurnStatus,
 )
 from safeagents.store._render import print_session, print_sessions, print_uncut
-from safeagents.store._schema import NewerSchemaError
 from safeagents.store._sqlite import SQLiteStore
 from safeagents.store._transcript import export_line, to_chat_messages
 
 __all__ = [
     "HACK_ACTIONS",
+    "CopyError",
+    "CopyReport",
     "FindingRecord",
     "HiddenEntry",
     "LiveState",
@@ -42,10 +46,14 @@ __all__ = [
     "SessionRecord",
     "SessionUpdate",
     "Store",
+    "StoreConnectionError",
+    "StoreError",
     "TokenRecord",
     "TurnKind",
     "TurnRecord",
     "TurnStatus",
+    "check_store",
+    "copy_store",
     "default_store",
     "export_line",
     "is_postgres",

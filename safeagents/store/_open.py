@@ -13,6 +13,7 @@ from safeagents.store._sqlite import SQLiteStore
 __all__ = [
     "DEFAULT_STORE",
     "STORE_VARIABLE",
+    "check_store",
     "default_store",
     "is_postgres",
     "open_store",
@@ -40,3 +41,13 @@ def open_store(location: str | Path) -> Store:
             "a PostgreSQL store needs psycopg: pip install 'safeagents[postgres]'"
         ) from error
     return PostgresStore(str(location))
+
+
+async def check_store(location: str | Path) -> None:
+    """Open the store at ``location`` now (creating or upgrading its schema) and close it:
+    :class:`~safeagents.store.StoreError` says why it cannot be used."""
+    store = open_store(location)
+    try:
+        await store.list_sessions(limit=1)
+    finally:
+        await store.close()

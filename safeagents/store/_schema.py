@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["ADDED_COLUMNS", "SCHEMA", "SCHEMA_VERSION", "NewerSchemaError"]
+__all__ = ["ADDED_COLUMNS", "SCHEMA", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 3
-
-
-class NewerSchemaError(RuntimeError):
-    """The store was written by a newer safeagents: this one refuses to use it."""
-
-    def __init__(self, where: str, version: int) -> None:
-        super().__init__(
-            f"the store {where} has schema version {version}, newer than the {SCHEMA_VERSION} "
-            "this safeagents knows: upgrade safeagents to use it"
-        )
-        self.version = version
 
 
 SCHEMA: tuple[str, ...] = (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from safeagents.store._schema import ADDED_COLUMNS, SCHEMA_VERSION, NewerSchemaError
+from safeagents.store._errors import NewerSchemaError
+from safeagents.store._schema import ADDED_COLUMNS, SCHEMA_VERSION
 
 __all__ = ["upgrade"]
 
@@ -16,7 +17,7 @@ def upgrade(db: sqlite3.Connection) -> None:
     (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if int(version) > SCHEMA_VERSION:
         path = db.execute("PRAGMA database_list").fetchone()[2] or ":memory:"
-        raise NewerSchemaError(path, int(version))
+        raise NewerSchemaError(path, int(version), SCHEMA_VERSION)
     for _, table, column, kind in ADDED_COLUMNS:
         present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
         if column not in present:

@@ -1,9 +1,12 @@
 """The PostgreSQL backend of the store (``--store postgresql://user@host/db``): many proxy
 instances on one database, alias changes pushed with ``LISTEN``/``NOTIFY``, and
-:func:`copy_store` to move a SQLite store over. Needs the ``postgres`` extra (psycopg 3)."""
+``safeagents store migrate`` to move a SQLite store over. Needs the ``postgres`` extra
+(psycopg 3)."""
 
 from __future__ import annotations
 
-from safeagents.store.postgres._store import PostgresStore, StoreConnectionError
+from safeagents.store.postgres._read import Connection
+from safeagents.store.postgres._store import PostgresStore, connect
+from safeagents.store.postgres._write import clean
 
-__all__ = ["PostgresStore", "StoreConnectionError"]
+__all__ = ["Connection", "PostgresStore", "clean", "connect"]

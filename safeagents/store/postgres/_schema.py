@@ -7,7 +7,8 @@ import re
 
 import psycopg
 
-from safeagents.store._schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION, NewerSchemaError
+from safeagents.store._errors import NewerSchemaError
+from safeagents.store._schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["MIGRATION_LOCK", "migrate", "translate"]
 
@@ -42,7 +43,7 @@ async def migrate(conn: psycopg.AsyncConnection[tuple[object, ...]], where: str)
         ).fetchone()
         version = int(str(row[0])) if row is not None else 0
         if version > SCHEMA_VERSION:
-            raise NewerSchemaError(where, version)
+            raise NewerSchemaError(where, version, SCHEMA_VERSION)
         if version == SCHEMA_VERSION:
             return
         for statement in SCHEMA[1:]:

@@ -13,6 +13,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from safeagents.store._base import Store
+from safeagents.store._errors import StoreConnectionError
 from safeagents.store._location import redacted as _redacted
 from safeagents.store._records import (
     HiddenEntry,
@@ -25,17 +26,13 @@ from safeagents.store.postgres import _read as read
 from safeagents.store.postgres import _write as write
 from safeagents.store.postgres._schema import migrate
 
-__all__ = ["PostgresStore", "StoreConnectionError"]
+__all__ = ["PostgresStore", "connect"]
 
 logger = logging.getLogger("safeagents.store")
 
 _T = TypeVar("_T")
 _CONNECT_TIMEOUT = 10.0
 _RELISTEN_DELAY = 0.5
-
-
-class StoreConnectionError(RuntimeError):
-    """The PostgreSQL server cannot be reached (or refused the connection)."""
 
 
 class PostgresStore(Store):
@@ -62,16 +59,8 @@ class PostgresStore(Store):
     async def _open(self) -> None:
         """Migrate on a connection of its own (an unusable server fails at once, not after
         the pool's patience), then open the pool."""
-        try:
-            conn = await psycopg.AsyncConnection.connect(
-                self.url, connect_timeout=int(_CONNECT_TIMEOUT)
-            )
-            async with conn:
-                await migrate(conn, _redacted(self.url))
-        except psycopg.OperationalError as error:
-            raise StoreConnectionError(
-                f"cannot use the store {_redacted(self.url)}: {error}".strip()
-            ) from error
+        async with await connect(self.url) as conn:
+            await migrate(conn, _redacted(self.url))
         if self._pool is None:  # made on the event loop that uses it
             self._pool = AsyncConnectionPool(
                 self.url,
@@ -82,6 +71,11 @@ class PostgresStore(Store):
                 kwargs={"connect_timeout": int(_CONNECT_TIMEOUT)},
             )
             await self._pool.open()
+
+    async def prepare(self) -> None:
+        """Connect and create or upgrade the schema now rather than on first use."""
+        async with self._connection():
+            pass
 
     async def _opened(self) -> None:
         """Open the pool and migrate once; after a failure, the next call tries again."""
@@ -187,15 +181,13 @@ class PostgresStore(Store):
         while not self._closed:
             try:
                 await self._opened()
-                conn = await psycopg.AsyncConnection.connect(
-                    self.url, autocommit=True, connect_timeout=int(_CONNECT_TIMEOUT)
-                )
-                async with conn:
+                async with await connect(self.url) as conn:
+                    await conn.set_autocommit(True)
                     await conn.execute(f"LISTEN {write.ALIAS_CHANNEL}")
                     self._announce()
                     async for _ in conn.notifies():
                         self._announce()
-            except (psycopg.Error, StoreConnectionError):
+            except Exception:  # the next attempt may succeed; requests see their own errors
                 logger.warning("alias changes: lost the connection to the store", exc_info=True)
             self._announce()
             await asyncio.sleep(_RELISTEN_DELAY)
@@ -217,6 +209,17 @@ class PostgresStore(Store):
                 await self._ready
         if self._pool is not None:
             await self._pool.close()
+
+
+async def connect(url: str) -> read.Connection:
+    """One connection to the store at ``url``; :class:`StoreConnectionError` (password left
+    out) when the server cannot be reached or refuses it."""
+    try:
+        return await psycopg.AsyncConnection.connect(url, connect_timeout=int(_CONNECT_TIMEOUT))
+    except psycopg.OperationalError as error:
+        raise StoreConnectionError(
+            f"cannot use the store {_redacted(url)}: {error}".strip()
+        ) from error
 
 
 def _failed(future: asyncio.Future[None]) -> bool:

@@ -16,11 +16,12 @@ from safeagents.store import (
     HiddenEntry,
     NewerSchemaError,
     SessionUpdate,
+    StoreConnectionError,
     TurnRecord,
     open_store,
 )
 from safeagents.store._schema import SCHEMA_VERSION
-from safeagents.store.postgres import PostgresStore, StoreConnectionError
+from safeagents.store.postgres import PostgresStore
 
 
 def _update(session_id: str, **changes: object) -> SessionUpdate:
