@@ -7,9 +7,10 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
 from store_kit import OpenBackend
 
-from safeagents.store import SessionUpdate, SQLiteStore, TurnRecord
+from safeagents.store import NewerSchemaError, SessionUpdate, SQLiteStore, TurnRecord
 from safeagents.store._schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 
 
@@ -102,3 +103,21 @@ def test_a_store_written_by_the_first_schema_is_upgraded_in_place(tmp_path: Path
     with sqlite3.connect(path) as db:
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     assert version == str(SCHEMA_VERSION)
+
+
+def test_a_store_written_by_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION + 1),))
+
+    async def scenario() -> None:
+        store = SQLiteStore(path)
+        with pytest.raises(NewerSchemaError, match="newer than the"):
+            await store.list_sessions()
+        await store.close()
+
+    asyncio.run(scenario())
+    with sqlite3.connect(path) as db:
+        (version,) = db.execute("SELECT value FROM meta").fetchone()
+    assert version == str(SCHEMA_VERSION + 1)  # left as it was
