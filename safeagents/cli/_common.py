@@ -167,8 +167,8 @@ def add_store_option(parser: argparse.ArgumentParser, what: str) -> None:
         "--store",
         default=default_store(),
         metavar="PATH.db|URL",
-        help=f"{what}: a SQLite file or postgresql://user@host/db "
-        "(default: $SAFEAGENTS_STORE, else safeagents.db)",
+        help=f"{what}: a SQLite file or postgresql://user@host/db (taken from "
+        "$SAFEAGENTS_STORE when that is set)",
     )
 
 
