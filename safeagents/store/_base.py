@@ -9,7 +9,7 @@ Every method is a coroutine so that a networked backend can implement it nativel
   increments (``tool_calls = tool_calls + n``, ``hacked = hacked OR h``) so that several
   proxy processes may record into one session concurrently.
 - Turn ``seq`` numbers are unique and increasing per session, assigned inside that
-  transaction (PostgreSQL: ``SELECT … FOR UPDATE`` on the session row).
+  transaction (PostgreSQL: the exchange first locks the session row, by its ``UPDATE``).
 - Hidden entries and findings are returned in insertion order.
 - A missing outcome stays ``None``: "not scored", never 0.
 
