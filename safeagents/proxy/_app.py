@@ -34,7 +34,7 @@ from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
 from safeagents.proxy._replies import dialect_error
 from safeagents.proxy._streaming import BodyStream
-from safeagents.store import Store, open_store
+from safeagents.store import Store, StoreError, open_store
 
 __all__ = ["create_app"]
 
@@ -53,6 +53,10 @@ def _error_dialect(path: str) -> Dialect:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, StoreError):  # nothing is forwarded that cannot be recorded
+        logger.error("the store failed on %s %s: %s", request.method, request.url.path, exc)
+        body = {"error": {"message": f"safeagents cannot use its store: {exc}", "type": "store"}}
+        return JSONResponse(body, status_code=503)
     logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     body = {"error": {"message": f"safeagents internal error: {exc!r}", "type": "server_error"}}
     return JSONResponse(body, status_code=500)

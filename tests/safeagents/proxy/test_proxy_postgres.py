@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import psycopg
 from proxy_testkit import (
     BLOCKED,
     PATHS,
@@ -69,3 +70,27 @@ def test_an_alias_set_on_one_instance_applies_on_the_other_at_once(
         time.sleep(0.005)
     assert http.post(url, json=first_body("chat")).status_code == 200
     assert scripted.model.model_requests()[-1].body["model"] == "pi-v9"
+
+
+def test_a_store_gone_away_is_a_clear_503_never_an_answer(
+    sid: str, scripted: ScriptedServer, start_proxy: StartProxy, postgres_url: str
+) -> None:
+    scripted.model.set_script(script("done", "done"))
+    proxy = start_proxy(scripted.base_url, fresh=True, store=postgres_url)
+    url = proxy.session_url(sid) + PATHS["chat"]
+    assert http.post(url, json=first_body("chat")).status_code == 200
+    database = postgres_url.rpartition("/")[2]
+    admin = postgres_url.rpartition("/")[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+            (database,),
+        )
+    try:
+        reply = http.post(url, json=first_body("chat"))
+        assert reply.status_code == 503, reply.text
+        assert "safeagents cannot use its store" in reply.json()["error"]["message"]
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
