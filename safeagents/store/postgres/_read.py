@@ -1,5 +1,5 @@
-"""PostgreSQL reads: each runs in one ``REPEATABLE READ`` transaction, so it sees one snapshot
-(a session together with its hidden entries, its turns together with their findings)."""
+"""PostgreSQL reads: each is one statement or runs in one ``REPEATABLE READ`` transaction, so
+it sees one snapshot (a session with its hidden entries, its turns with their findings)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import psycopg
 from safeagents.store._records import FindingRecord, LiveState, SessionRecord, TurnRecord
 from safeagents.store._rows import (
     FINDING_ROW_COLUMNS,
-    HIDDEN_COLUMNS,
     SESSION_COLUMNS,
     TURN_COLUMNS,
     FindingRow,
@@ -25,15 +24,24 @@ from safeagents.store._rows import (
     turn_from_row,
 )
 
-__all__ = ["Connection", "get_session", "list_sessions", "live_state", "snapshot", "turns"]
+__all__ = [
+    "Connection",
+    "Cursor",
+    "get_session",
+    "list_sessions",
+    "live_state",
+    "snapshot",
+    "turns",
+]
 
 Connection = psycopg.AsyncConnection[tuple[Any, ...]]
+Cursor = psycopg.AsyncCursor[tuple[Any, ...]]
 
 SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 
 async def snapshot(conn: Connection) -> None:
-    """Make the transaction the next statement opens read one snapshot."""
+    """Make the transaction just begun read one snapshot (its first statement)."""
     await conn.execute(SNAPSHOT)
 
 
@@ -68,13 +76,24 @@ async def get_session(
 
 
 async def live_state(conn: Connection, session_id: str) -> LiveState:
-    session = await get_session(conn, session_id, with_findings=False)
-    if session is None:
-        return LiveState.empty()
+    """One statement (so one snapshot, without a transaction): the request path's read."""
     cursor = await conn.execute(
-        f"SELECT {HIDDEN_COLUMNS} FROM hidden WHERE session_id = %s ORDER BY id", (session_id,)
+        f"SELECT {SESSION_COLUMNS}, "
+        "(SELECT outcome FROM outcomes WHERE session_id = s.id), "
+        "(SELECT json_agg(json_build_array(dialect, kind, at, anchor, call_id, items) "
+        "ORDER BY id)::text FROM hidden WHERE session_id = s.id) "
+        "FROM sessions s WHERE id = %s",
+        (session_id,),
     )
-    rows = await cursor.fetchall()
+    found = await cursor.fetchone()
+    if found is None:
+        return LiveState.empty()
+    *columns, outcome, hidden = found
+    session = replace(
+        session_from_row(SessionRow._make(columns)),
+        outcome=None if outcome is None else dict(loads(outcome)),
+    )
+    rows = loads(hidden) or []
     return LiveState(session, tuple(hidden_from_row(HiddenRow._make(row)) for row in rows))
 
 

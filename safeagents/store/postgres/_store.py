@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import psycopg
@@ -68,7 +69,7 @@ class PostgresStore(Store):
                 max_size=self._max_connections,
                 open=False,
                 timeout=_CONNECT_TIMEOUT,
-                kwargs={"connect_timeout": int(_CONNECT_TIMEOUT)},
+                kwargs={"connect_timeout": int(_CONNECT_TIMEOUT), "autocommit": True},
             )
             await self._pool.open()
 
@@ -100,13 +101,13 @@ class PostgresStore(Store):
             return await statements(conn)
 
     async def _read(self, statements: Callable[[read.Connection], Awaitable[_T]]) -> _T:
-        async with self._connection() as conn:
+        async with self._connection() as conn, conn.transaction():
             await read.snapshot(conn)
-            async with conn.transaction():
-                return await statements(conn)
+            return await statements(conn)
 
     async def live_state(self, session_id: str) -> LiveState:
-        return await self._read(lambda conn: read.live_state(conn, session_id))
+        async with self._connection() as conn:
+            return await read.live_state(conn, session_id)
 
     async def record_exchange(
         self,
@@ -116,8 +117,23 @@ class PostgresStore(Store):
         *,
         inline: bool = False,
     ) -> list[TurnRecord]:
-        rows, entries = list(turns), list(hidden)
-        return await self._write(lambda conn: write.record(conn, update, rows, entries))
+        rows = list(turns)
+        async with self._connection() as conn:
+            try:
+                async with conn.pipeline():  # BEGIN to COMMIT: one round trip
+                    await conn.execute("BEGIN")
+                    numbered = await write.record(conn, update, rows, hidden)
+                    await conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(psycopg.Error):  # a broken connection: the pool's
+                    await conn.rollback()
+                raise
+            stored: list[TurnRecord] = []
+            for turn, cursor in zip(rows, numbered, strict=True):
+                row = await cursor.fetchone()
+                assert row is not None  # what the committed insert returned
+                stored.append(replace(turn, seq=int(row[0])))
+        return stored
 
     async def open_session(
         self,

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from safeagents.store._records import HiddenEntry, SessionUpdate, TurnRecord
 from safeagents.store._rows import FINDING_COLUMNS, delivered_text, dumps
-from safeagents.store.postgres._read import Connection
+from safeagents.store.postgres._read import Connection, Cursor
 
 __all__ = [
     "ALIAS_CHANNEL",
@@ -26,8 +25,10 @@ __all__ = [
 ALIAS_CHANNEL = "safeagents_aliases"
 """The ``NOTIFY`` channel on which every alias change is announced."""
 
+_LAST_TURN = "currval(pg_get_serial_sequence('turns', 'id'))"
+"""The id of the turn this connection inserted last."""
 _TURN_COLUMNS = (
-    "session_id, seq, exchange, attempt, kind, status, dialect, harness, model, "
+    "session_id, exchange, attempt, kind, status, dialect, harness, model, "
     "requested_model, stream, request, response, delivered, usage, tokens, error, started, ended"
 )
 
@@ -46,11 +47,27 @@ async def record(
     update: SessionUpdate,
     turns: Sequence[TurnRecord],
     hidden: Sequence[HiddenEntry],
-) -> list[TurnRecord]:
+) -> list[Cursor]:
+    """Queue the statements of one exchange in the caller's transaction (in pipeline mode:
+    nothing is read back before the commit, so an exchange costs one round trip). Returns a
+    cursor per turn whose one row, once committed, holds the turn's ``seq``."""
     now = time.time()
+    main_count, main_key = update.main if update.main is not None else (-1, "")
     await conn.execute(
-        "INSERT INTO sessions (id, harness, dialect, cwd, model, created, updated, root_key) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+        # The row lock this takes is held to the commit: a concurrent exchange of the session
+        # waits here; the statements after it (a fresh snapshot each) see what that one wrote.
+        "INSERT INTO sessions AS s (id, harness, dialect, cwd, model, created, updated, "
+        "root_key, tool_calls, turns, hacked, stopped, main_count, main_key) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, model = excluded.model, "
+        "dialect = excluded.dialect, tool_calls = s.tool_calls + excluded.tool_calls, "
+        "turns = s.turns + excluded.turns, hacked = GREATEST(s.hacked, excluded.hacked), "
+        "stopped = GREATEST(s.stopped, excluded.stopped), "
+        "harness = CASE WHEN excluded.harness <> 'generic' OR s.harness = '' "
+        "THEN excluded.harness ELSE s.harness END, "
+        "root_key = CASE WHEN s.root_key = '' THEN excluded.root_key ELSE s.root_key END, "
+        "main_count = CASE WHEN %s THEN excluded.main_count ELSE s.main_count END, "
+        "main_key = CASE WHEN %s THEN excluded.main_key ELSE s.main_key END",
         clean(
             (
                 update.session_id,
@@ -61,74 +78,43 @@ async def record(
                 now,
                 now,
                 update.root_key,
-            )
-        ),
-    )
-    main_count, main_key = update.main if update.main is not None else (None, None)
-    await conn.execute(
-        # The row lock this takes is held to the commit: a concurrent exchange of the session
-        # waits here; the next statement (a fresh snapshot) then sees the turns it committed.
-        "UPDATE sessions SET updated = %s, model = %s, dialect = %s, "
-        "tool_calls = tool_calls + %s, turns = turns + %s, hacked = GREATEST(hacked, %s), "
-        "stopped = GREATEST(stopped, %s), "
-        "harness = CASE WHEN %s <> 'generic' OR harness = '' THEN %s ELSE harness END, "
-        "root_key = CASE WHEN root_key = '' THEN %s ELSE root_key END, "
-        "main_count = COALESCE(%s, main_count), main_key = COALESCE(%s, main_key) "
-        "WHERE id = %s",
-        clean(
-            (
-                now,
-                update.model,
-                update.dialect,
                 update.tool_calls,
                 len(turns),
                 int(update.hacked),
                 int(update.stopped),
-                update.harness,
-                update.harness,
-                update.root_key,
                 main_count,
                 main_key,
-                update.session_id,
+                update.main is not None,
+                update.main is not None,
             )
         ),
     )
-    cursor = await conn.execute(
-        "SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = %s", clean((update.session_id,))
-    )
-    row = await cursor.fetchone()
-    assert row is not None  # inserted above
-    last = int(row[0])
-    stored: list[TurnRecord] = []
-    for offset, turn in enumerate(turns, start=1):
-        turn = replace(turn, seq=last + offset)
-        turn_id = await _insert_turn(conn, turn)
-        stored.append(turn)
-        if not turn.findings:
-            continue
-        async with conn.cursor() as many:
-            await many.executemany(
-                f"INSERT INTO findings (session_id, turn_id, {FINDING_COLUMNS}) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [
-                    clean(
-                        (
-                            turn.session_id,
-                            turn_id,
-                            f.rule_id,
-                            f.category,
-                            f.severity,
-                            f.action,
-                            f.tool_call_id,
-                            f.tool,
-                            f.summary,
-                            f.message,
-                            int(f.blocked),
+    numbered: list[Cursor] = []
+    for turn in turns:
+        numbered.append(await _insert_turn(conn, turn))
+        if turn.findings:
+            async with conn.cursor() as many:
+                await many.executemany(
+                    f"INSERT INTO findings (session_id, turn_id, {FINDING_COLUMNS}) "
+                    f"VALUES (%s, {_LAST_TURN}, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    [
+                        clean(
+                            (
+                                turn.session_id,
+                                f.rule_id,
+                                f.category,
+                                f.severity,
+                                f.action,
+                                f.tool_call_id,
+                                f.tool,
+                                f.summary,
+                                f.message,
+                                int(f.blocked),
+                            )
                         )
-                    )
-                    for f in turn.findings
-                ],
-            )
+                        for f in turn.findings
+                    ],
+                )
     if hidden:
         async with conn.cursor() as many:
             await many.executemany(
@@ -149,18 +135,19 @@ async def record(
                     for entry in hidden
                 ],
             )
-    return stored
+    return numbered
 
 
-async def _insert_turn(conn: Connection, turn: TurnRecord) -> int:
-    cursor = await conn.execute(
-        f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES "
-        "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-        "RETURNING id",
+async def _insert_turn(conn: Connection, turn: TurnRecord) -> Cursor:
+    return await conn.execute(
+        f"INSERT INTO turns (seq, {_TURN_COLUMNS}) VALUES "
+        "((SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = %s), "
+        "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "RETURNING seq",
         clean(
             (
                 turn.session_id,
-                turn.seq,
+                turn.session_id,
                 turn.exchange,
                 turn.attempt,
                 turn.kind,
@@ -181,9 +168,6 @@ async def _insert_turn(conn: Connection, turn: TurnRecord) -> int:
             )
         ),
     )
-    row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 async def open_session(

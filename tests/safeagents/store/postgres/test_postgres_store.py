@@ -205,3 +205,20 @@ def test_an_unreachable_server_is_a_clear_error_and_the_password_stays_hidden() 
         await store.close()
 
     asyncio.run(scenario())
+
+
+def test_an_exchange_that_fails_leaves_nothing_and_the_store_goes_on(postgres_url: str) -> None:
+    async def scenario() -> None:
+        store = PostgresStore(postgres_url, max_connections=1)  # the failed one is reused
+        await store.record_exchange(_update("s"), [_turn("s", "first")])
+        orphan = _turn("nobody", "orphan")  # no such session: the foreign key refuses it
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            await store.record_exchange(_update("s", tool_calls=5), [_turn("s", "x"), orphan])
+        stored = await store.record_exchange(_update("s"), [_turn("s", "second")])
+        assert [turn.seq for turn in stored] == [2]
+        session = await store.get_session("s")
+        assert session is not None and (session.turns, session.tool_calls) == (2, 2)
+        assert [turn.exchange for turn in await store.turns("s")] == ["first", "second"]
+        await store.close()
+
+    asyncio.run(scenario())
