@@ -25,6 +25,7 @@ __all__ = [
     "SAME_AS_RESPONSE",
     "SESSION_COLUMNS",
     "TURN_COLUMNS",
+    "TURN_DATA_COLUMNS",
     "FindingRow",
     "HiddenRow",
     "SessionRow",
@@ -32,10 +33,13 @@ __all__ = [
     "delivered_text",
     "dumps",
     "finding_from_row",
+    "finding_values",
     "hidden_from_row",
+    "hidden_values",
     "loads",
     "session_from_row",
     "turn_from_row",
+    "turn_values",
 ]
 
 
@@ -201,4 +205,62 @@ def turn_from_row(row: TurnRow, findings: Sequence[FindingRecord]) -> TurnRecord
         ended=row.ended,
         seq=row.seq,
         requested_model=row.requested_model,
+    )
+
+
+TURN_DATA_COLUMNS = (
+    "session_id, exchange, attempt, kind, status, dialect, harness, model, requested_model, "
+    "stream, request, response, delivered, usage, tokens, error, started, ended"
+)
+"""The columns of a turn that :func:`turn_values` fills (all but ``id`` and ``seq``)."""
+
+
+def turn_values(turn: TurnRecord) -> tuple[Any, ...]:
+    return (
+        turn.session_id,
+        turn.exchange,
+        turn.attempt,
+        turn.kind,
+        turn.status,
+        turn.dialect,
+        turn.harness,
+        turn.model,
+        turn.requested_model,
+        int(turn.stream),
+        turn.request_json if turn.request_json is not None else dumps(turn.request),
+        dumps(turn.response),
+        delivered_text(turn.delivered, turn.response),
+        dumps(turn.usage),
+        dumps(turn.tokens.to_json() if turn.tokens is not None else None),
+        turn.error,
+        turn.started,
+        turn.ended,
+    )
+
+
+def finding_values(finding: FindingRecord) -> tuple[Any, ...]:
+    """The :data:`FINDING_COLUMNS` of ``finding``."""
+    return (
+        finding.rule_id,
+        finding.category,
+        finding.severity,
+        finding.action,
+        finding.tool_call_id,
+        finding.tool,
+        finding.summary,
+        finding.message,
+        int(finding.blocked),
+    )
+
+
+def hidden_values(session_id: str, entry: HiddenEntry) -> tuple[Any, ...]:
+    """``session_id`` and the :data:`HIDDEN_COLUMNS` of ``entry``."""
+    return (
+        session_id,
+        entry.dialect,
+        entry.kind,
+        entry.at,
+        entry.anchor,
+        entry.call_id,
+        dumps(list(entry.items)),
     )

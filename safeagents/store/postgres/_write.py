@@ -9,7 +9,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from safeagents.store._records import HiddenEntry, SessionUpdate, TurnRecord
-from safeagents.store._rows import FINDING_COLUMNS, delivered_text, dumps
+from safeagents.store._rows import (
+    FINDING_COLUMNS,
+    HIDDEN_COLUMNS,
+    TURN_DATA_COLUMNS,
+    dumps,
+    finding_values,
+    hidden_values,
+    turn_values,
+)
 from safeagents.store.postgres._read import Connection, Cursor
 
 __all__ = [
@@ -27,10 +35,6 @@ ALIAS_CHANNEL = "safeagents_aliases"
 
 _LAST_TURN = "currval(pg_get_serial_sequence('turns', 'id'))"
 """The id of the turn this connection inserted last."""
-_TURN_COLUMNS = (
-    "session_id, exchange, attempt, kind, status, dialect, harness, model, "
-    "requested_model, stream, request, response, delivered, usage, tokens, error, started, ended"
-)
 
 
 def clean(params: Sequence[Any]) -> tuple[Any, ...]:
@@ -97,76 +101,25 @@ async def record(
                 await many.executemany(
                     f"INSERT INTO findings (session_id, turn_id, {FINDING_COLUMNS}) "
                     f"VALUES (%s, {_LAST_TURN}, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        clean(
-                            (
-                                turn.session_id,
-                                f.rule_id,
-                                f.category,
-                                f.severity,
-                                f.action,
-                                f.tool_call_id,
-                                f.tool,
-                                f.summary,
-                                f.message,
-                                int(f.blocked),
-                            )
-                        )
-                        for f in turn.findings
-                    ],
+                    [clean((turn.session_id, *finding_values(f))) for f in turn.findings],
                 )
     if hidden:
         async with conn.cursor() as many:
             await many.executemany(
-                "INSERT INTO hidden (session_id, dialect, kind, at, anchor, call_id, items) "
+                f"INSERT INTO hidden (session_id, {HIDDEN_COLUMNS}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [
-                    clean(
-                        (
-                            update.session_id,
-                            entry.dialect,
-                            entry.kind,
-                            entry.at,
-                            entry.anchor,
-                            entry.call_id,
-                            dumps(list(entry.items)),
-                        )
-                    )
-                    for entry in hidden
-                ],
+                [clean(hidden_values(update.session_id, entry)) for entry in hidden],
             )
     return numbered
 
 
 async def _insert_turn(conn: Connection, turn: TurnRecord) -> Cursor:
     return await conn.execute(
-        f"INSERT INTO turns (seq, {_TURN_COLUMNS}) VALUES "
+        f"INSERT INTO turns (seq, {TURN_DATA_COLUMNS}) VALUES "
         "((SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = %s), "
         "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
         "RETURNING seq",
-        clean(
-            (
-                turn.session_id,
-                turn.session_id,
-                turn.exchange,
-                turn.attempt,
-                turn.kind,
-                turn.status,
-                turn.dialect,
-                turn.harness,
-                turn.model,
-                turn.requested_model,
-                int(turn.stream),
-                turn.request_json if turn.request_json is not None else dumps(turn.request),
-                dumps(turn.response),
-                delivered_text(turn.delivered, turn.response),
-                dumps(turn.usage),
-                dumps(turn.tokens.to_json() if turn.tokens is not None else None),
-                turn.error,
-                turn.started,
-                turn.ended,
-            )
-        ),
+        clean((turn.session_id, *turn_values(turn))),
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from store_kit import make_turn
 
 from safeagents.store import (
     CopyError,
@@ -25,28 +26,20 @@ from safeagents.store.postgres import PostgresStore
 RESPONSE = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
 
 
-def _turn(session_id: str, n: int, **changes: object) -> TurnRecord:
+def _turn(session_id: str, n: int) -> TurnRecord:
     finding = FindingRecord("r", "c", "high", "reject", f"call{n}", "bash", "rm", "no", True)
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "exchange": f"e{n}",
-        "attempt": 0,
-        "kind": "main",
-        "status": "ok",
-        "dialect": "chat",
-        "harness": "pi",
-        "model": "m",
-        "stream": n % 2 == 0,
-        "request": {"messages": [{"role": "user", "content": f"héllo {n}"}]},
-        "response": RESPONSE,
-        "delivered": RESPONSE if n % 2 else None,
-        "findings": (finding,) if n % 2 == 0 else (),
-        "tokens": TokenRecord((1, 2), (3,), (-0.5,)),
-        "started": float(n),
-        "ended": n + 0.5,
-    }
-    fields.update(changes)
-    return TurnRecord(**fields)  # type: ignore[arg-type]
+    return make_turn(
+        session_id,
+        f"e{n}",
+        stream=n % 2 == 0,
+        request={"messages": [{"role": "user", "content": f"héllo {n}"}]},
+        response=RESPONSE,
+        delivered=RESPONSE if n % 2 else None,
+        findings=(finding,) if n % 2 == 0 else (),
+        tokens=TokenRecord((1, 2), (3,), (-0.5,)),
+        started=float(n),
+        ended=n + 0.5,
+    )
 
 
 async def _record(store: Store, session_id: str, count: int) -> None:

@@ -9,51 +9,19 @@ import time
 
 import psycopg
 import pytest
+from store_kit import make_turn, make_update
 
 from safeagents.exchange._aliases import ModelAliases
 from safeagents.store import (
     FindingRecord,
     HiddenEntry,
     NewerSchemaError,
-    SessionUpdate,
     StoreConnectionError,
     TurnRecord,
     open_store,
 )
 from safeagents.store._schema import SCHEMA_VERSION
 from safeagents.store.postgres import PostgresStore
-
-
-def _update(session_id: str, **changes: object) -> SessionUpdate:
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "harness": "pi",
-        "dialect": "chat",
-        "cwd": "/workspace",
-        "model": "m",
-        "root_key": "root",
-        "tool_calls": 1,
-    }
-    fields.update(changes)
-    return SessionUpdate(**fields)  # type: ignore[arg-type]
-
-
-def _turn(session_id: str, exchange: str, **changes: object) -> TurnRecord:
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "exchange": exchange,
-        "attempt": 0,
-        "kind": "main",
-        "status": "ok",
-        "dialect": "chat",
-        "harness": "pi",
-        "model": "m",
-        "stream": False,
-        "request": {"messages": [{"role": "user", "content": exchange}]},
-        "response": {"choices": []},
-    }
-    fields.update(changes)
-    return TurnRecord(**fields)  # type: ignore[arg-type]
 
 
 def _version(url: str) -> str:
@@ -131,8 +99,11 @@ def test_two_instances_writing_one_session_at_once_keep_one_history(postgres_url
 
         def exchange(store: PostgresStore, n: int) -> asyncio.Future[list[TurnRecord]]:
             hidden = HiddenEntry("chat", "pair", n, f"a{n}", ({"n": n},))
-            turns = [_turn("s", f"x{n}", findings=(finding,)), _turn("s", f"x{n}", attempt=1)]
-            update = _update("s", hacked=n == 7)
+            turns = [
+                make_turn("s", f"x{n}", findings=(finding,)),
+                make_turn("s", f"x{n}", attempt=1),
+            ]
+            update = make_update("s", hacked=n == 7)
             return asyncio.ensure_future(store.record_exchange(update, turns, [hidden]))
 
         results = await asyncio.gather(
@@ -184,8 +155,8 @@ def test_nul_characters_are_stored_as_replacement_characters(postgres_url: str) 
     async def scenario() -> None:
         store = PostgresStore(postgres_url)
         finding = FindingRecord("r", "c", "high", "flag", "c\x00", "bash", "rm\x00-rf", "m", False)
-        turn = _turn("s", "e", findings=(finding,), error="bad\x00byte")
-        await store.record_exchange(_update("s"), [turn])
+        turn = make_turn("s", "e", findings=(finding,), error="bad\x00byte")
+        await store.record_exchange(make_update("s"), [turn])
         (stored,) = await store.turns("s")
         assert stored.error == "bad\ufffdbyte"
         assert stored.findings[0].summary == "rm\ufffd-rf"
@@ -210,11 +181,13 @@ def test_an_unreachable_server_is_a_clear_error_and_the_password_stays_hidden() 
 def test_an_exchange_that_fails_leaves_nothing_and_the_store_goes_on(postgres_url: str) -> None:
     async def scenario() -> None:
         store = PostgresStore(postgres_url, max_connections=1)  # the failed one is reused
-        await store.record_exchange(_update("s"), [_turn("s", "first")])
-        orphan = _turn("nobody", "orphan")  # no such session: the foreign key refuses it
+        await store.record_exchange(make_update("s"), [make_turn("s", "first")])
+        orphan = make_turn("nobody", "orphan")  # no such session: the foreign key refuses it
         with pytest.raises(psycopg.errors.ForeignKeyViolation):
-            await store.record_exchange(_update("s", tool_calls=5), [_turn("s", "x"), orphan])
-        stored = await store.record_exchange(_update("s"), [_turn("s", "second")])
+            await store.record_exchange(
+                make_update("s", tool_calls=5), [make_turn("s", "x"), orphan]
+            )
+        stored = await store.record_exchange(make_update("s"), [make_turn("s", "second")])
         assert [turn.seq for turn in stored] == [2]
         session = await store.get_session("s")
         assert session is not None and (session.turns, session.tool_calls) == (2, 2)
