@@ -4,6 +4,7 @@ records to store."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from safeagents.store import SessionUpdate, Store, TurnRecord
 
@@ -14,7 +15,7 @@ OpenBackend = Callable[[str], Store]
 process or instance on that store."""
 
 
-def make_update(session_id: str, **changes: object) -> SessionUpdate:
+def make_update(session_id: str, **changes: Any) -> SessionUpdate:
     """A pi session's update for one exchange with one tool call, with ``changes``."""
     fields: dict[str, object] = {
         "session_id": session_id,
@@ -29,7 +30,7 @@ def make_update(session_id: str, **changes: object) -> SessionUpdate:
     return SessionUpdate(**fields)  # type: ignore[arg-type]
 
 
-def make_turn(session_id: str, exchange: str = "e", **changes: object) -> TurnRecord:
+def make_turn(session_id: str, exchange: str = "e", **changes: Any) -> TurnRecord:
     """A pi chat turn answered without calls, with ``changes``."""
     fields: dict[str, object] = {
         "session_id": session_id,

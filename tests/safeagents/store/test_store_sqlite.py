@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from store_kit import OpenBackend
+from store_kit import OpenBackend, make_turn, make_update
 
 from safeagents.store import (
     FindingRecord,
@@ -19,16 +19,7 @@ from safeagents.store import (
 
 
 def _update(session_id: str, **changes: object) -> SessionUpdate:
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "harness": "pi",
-        "dialect": "chat",
-        "cwd": "/workspace",
-        "model": "m",
-        "root_key": "root",
-    }
-    fields.update(changes)
-    return SessionUpdate(**fields)  # type: ignore[arg-type]
+    return make_update(session_id, **{"tool_calls": 0, **changes})
 
 
 def _turn(session_id: str, action: str = "", **changes: object) -> TurnRecord:
@@ -37,24 +28,9 @@ def _turn(session_id: str, action: str = "", **changes: object) -> TurnRecord:
         findings = (
             FindingRecord("r1", "c", "high", action, "call_1", "bash", "delete x", "msg", True),
         )
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "exchange": "e",
-        "attempt": 0,
-        "kind": "main",
-        "status": "ok",
-        "dialect": "chat",
-        "harness": "pi",
-        "model": "m",
-        "stream": False,
-        "request": {"messages": [{"role": "user", "content": "héllo"}]},
-        "response": {"choices": []},
-        "findings": findings,
-        "started": 1.0,
-        "ended": 2.5,
-    }
-    fields.update(changes)
-    return TurnRecord(**fields)  # type: ignore[arg-type]
+    request = {"messages": [{"role": "user", "content": "héllo"}]}
+    fields = {"findings": findings, "request": request, "started": 1.0, "ended": 2.5}
+    return make_turn(session_id, "e", **{**fields, **changes})
 
 
 def test_an_exchange_is_stored_whole_and_read_back(open_backend: OpenBackend) -> None:

@@ -44,7 +44,7 @@ def test_open_store_takes_a_url_and_instances_starting_at_once_migrate_once(
     asyncio.run(scenario())
     assert _version(postgres_url) == str(SCHEMA_VERSION)
     with psycopg.connect(postgres_url) as conn:
-        kinds = dict(
+        kinds: dict[str, str] = dict(
             conn.execute(
                 "SELECT column_name, data_type FROM information_schema.columns "
                 "WHERE table_name = 'turns' AND column_name IN ('id', 'started')"
