@@ -229,10 +229,11 @@ class PostgresStore(Store):
 
 async def connect(url: str) -> read.Connection:
     """One connection to the store at ``url``; :class:`StoreConnectionError` (password left
-    out) when the server cannot be reached or refuses it."""
+    out) when the URL does not parse (psycopg's ``ProgrammingError``) or the server cannot be
+    reached or refuses it."""
     try:
         return await psycopg.AsyncConnection.connect(url, connect_timeout=int(_CONNECT_TIMEOUT))
-    except psycopg.OperationalError as error:
+    except (psycopg.OperationalError, psycopg.ProgrammingError) as error:
         raise StoreConnectionError(
             f"cannot use the store {_redacted(url)}: {error}".strip()
         ) from error

@@ -195,3 +195,17 @@ def test_an_exchange_that_fails_leaves_nothing_and_the_store_goes_on(postgres_ur
         await store.close()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://%zz@127.0.0.1/db", "postgresql://u@127.0.0.1:1/db?sslmode=bogus"],
+)
+def test_a_url_that_does_not_parse_is_a_clear_error(url: str) -> None:
+    async def scenario() -> None:
+        store = open_store(url)
+        with pytest.raises(StoreConnectionError, match="cannot use the store"):
+            await store.list_sessions()
+        await store.close()
+
+    asyncio.run(scenario())
