@@ -24,6 +24,7 @@ from rich.table import Table
 from safeagents.store import open_store
 from trainer._config import ConfigError, TrainerConfig, load_config
 from trainer._eval import (
+    REPORT_JSON,
     Checkpoint,
     CheckpointError,
     CheckpointReport,
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["add_eval_arguments", "run_eval"]
 
-REPORT_JSON = "eval.json"
 REPORT_PNG = "eval.png"
 _SHARED_OPTIONS = ("limits", "verify_limits", "workdir")
 

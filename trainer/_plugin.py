@@ -1,22 +1,24 @@
 """The trainer as a ``safeagents`` plugin (entry point ``trainer`` of the group ``safeagents``):
-its reward hook, and the ``safeagents train``, ``tasks``, ``rollouts`` and ``eval``
-subcommands."""
+its reward hook, the ``safeagents train``, ``tasks``, ``rollouts`` and ``eval``
+subcommands, and the web console's training section."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pluggy
 
-from safeagents.plugins import hookimpl
+from safeagents.plugins import ConsoleSection, hookimpl
 from trainer._cli import add_train_arguments, run_train
 from trainer._eval_cli import add_eval_arguments, run_eval
 from trainer._rollout_cli import add_rollout_arguments, run_rollouts
 from trainer.hookspecs import add_hookspecs
 from trainer.tasks import add_tasks_command
 
-__all__ = ["safeagents_addhooks", "safeagents_cli_commands"]
+__all__ = ["safeagents_addhooks", "safeagents_cli_commands", "safeagents_console_sections"]
 
 
 @hookimpl
@@ -42,3 +44,11 @@ def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None
     )
     add_eval_arguments(evaluate)
     evaluate.set_defaults(run=run_eval)
+
+
+@hookimpl
+def safeagents_console_sections(runs: Sequence[Path]) -> Sequence[ConsoleSection]:
+    # Imported here: the command line never loads the console's templates.
+    from trainer._console import training_app
+
+    return [ConsoleSection("Training", "training", training_app(runs))]

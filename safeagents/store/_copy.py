@@ -60,7 +60,7 @@ Progress = Callable[[int, int, str], None]
 async def copy_store(source: str, target: str, progress: Progress | None = None) -> CopyReport:
     """Copy every session, turn, finding, hidden entry, outcome and alias of the SQLite store
     ``source`` into the PostgreSQL store ``target``, then compare the row counts."""
-    from safeagents.store.postgres import PostgresStore, connect
+    from safeagents.store.postgres import PostgresStore, bump_aliases_version, connect
 
     path = Path(sqlite_path(source))
     if not path.is_file():
@@ -95,6 +95,8 @@ async def copy_store(source: str, target: str, progress: Progress | None = None)
                     "updated = excluded.updated",
                     aliases,
                 )
+                if aliases:
+                    await bump_aliases_version(pg)
             report.counts = await _counts(src, pg, ids)
     wrong = {table: pair for table, pair in report.counts.items() if pair[0] != pair[1]}
     if wrong:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["ADDED_COLUMNS", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["ADDED_COLUMNS", "ALIASES_VERSION_KEY", "SCHEMA", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 3
+
+ALIASES_VERSION_KEY = "aliases_version"
+"""The ``meta`` row counting the changes ever made to the model aliases (absent: none)."""
 
 
 SCHEMA: tuple[str, ...] = (

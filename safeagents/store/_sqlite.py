@@ -261,10 +261,19 @@ def _record(
         ),
     )
     if update.main is not None:
-        db.execute(
-            "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ?",
-            (update.main[0], update.main[1], update.session_id),
-        )
+        count, key = update.main
+        if update.read_main is None:
+            db.execute(
+                "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ?",
+                (count, key, update.session_id),
+            )
+        else:
+            read_count, read_key = update.read_main
+            db.execute(
+                "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ? "
+                "AND (main_count <= ? OR (main_count = ? AND main_key = ?))",
+                (count, key, update.session_id, count, read_count, read_key),
+            )
     (last,) = db.execute(
         "SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (update.session_id,)
     ).fetchone()

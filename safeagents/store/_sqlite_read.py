@@ -27,10 +27,13 @@ from safeagents.store._rows import (
     session_from_row,
     turn_from_row,
 )
+from safeagents.store._schema import ALIASES_VERSION_KEY
 
 __all__ = [
+    "ALIASES_VERSION_KEY",
     "FINDING_COLUMNS",
     "SAME_AS_RESPONSE",
+    "aliases_version",
     "delivered_text",
     "dumps",
     "get_session",
@@ -98,16 +101,22 @@ def get_session(
     return replace(record, outcome=_outcome(db, session_id), findings=findings)
 
 
+def aliases_version(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (ALIASES_VERSION_KEY,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
 def live_state(db: sqlite3.Connection, session_id: str) -> LiveState:
+    version = aliases_version(db)
     session = get_session(db, session_id, with_findings=False)
     if session is None:
-        return LiveState.empty()
+        return LiveState.empty(version)
     rows = db.execute(
         f"SELECT {HIDDEN_COLUMNS} FROM hidden WHERE session_id = ? ORDER BY id",
         (session_id,),
     )
     hidden = tuple(map(hidden_from_row, map(HiddenRow._make, rows)))
-    return LiveState(session, hidden)
+    return LiveState(session, hidden, version)
 
 
 def list_sessions(db: sqlite3.Connection, limit: int, offset: int) -> list[SessionRecord]:

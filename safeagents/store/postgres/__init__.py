@@ -1,5 +1,5 @@
 """The PostgreSQL backend of the store (``--store postgresql://user@host/db``): many proxy
-instances on one database, alias changes pushed with ``LISTEN``/``NOTIFY``, and
+instances on one database, the request path's read in one statement, and
 ``safeagents store migrate`` to move a SQLite store over. Needs the ``postgres`` extra
 (psycopg 3)."""
 
@@ -7,6 +7,6 @@ from __future__ import annotations
 
 from safeagents.store.postgres._read import Connection
 from safeagents.store.postgres._store import PostgresStore, connect
-from safeagents.store.postgres._write import clean
+from safeagents.store.postgres._write import bump_aliases_version, clean
 
-__all__ = ["Connection", "PostgresStore", "clean", "connect"]
+__all__ = ["Connection", "PostgresStore", "bump_aliases_version", "clean", "connect"]

@@ -23,6 +23,7 @@ from safeagents.store._rows import (
     session_from_row,
     turn_from_row,
 )
+from safeagents.store._schema import ALIASES_VERSION_KEY
 
 __all__ = [
     "Connection",
@@ -76,25 +77,28 @@ async def get_session(
 
 
 async def live_state(conn: Connection, session_id: str) -> LiveState:
-    """One statement (so one snapshot, without a transaction): the request path's read."""
+    """One statement (one snapshot, no transaction), the request path's read: the aliases'
+    version, and the session with its outcome and hidden entries when there is one."""
     cursor = await conn.execute(
-        f"SELECT {SESSION_COLUMNS}, "
+        f"SELECT (SELECT value FROM meta WHERE key = %s), {SESSION_COLUMNS}, "
         "(SELECT outcome FROM outcomes WHERE session_id = s.id), "
         "(SELECT json_agg(json_build_array(dialect, kind, at, anchor, call_id, items) "
         "ORDER BY id)::text FROM hidden WHERE session_id = s.id) "
-        "FROM sessions s WHERE id = %s",
-        (session_id,),
+        "FROM (SELECT 1) AS one LEFT JOIN sessions s ON s.id = %s",
+        (ALIASES_VERSION_KEY, session_id),
     )
     found = await cursor.fetchone()
-    if found is None:
-        return LiveState.empty()
-    *columns, outcome, hidden = found
+    assert found is not None  # the join keeps its one row
+    version, *columns, outcome, hidden = found
+    aliases_version = 0 if version is None else int(version)
+    if columns[0] is None:
+        return LiveState.empty(aliases_version)
     session = replace(
         session_from_row(SessionRow._make(columns)),
         outcome=None if outcome is None else dict(loads(outcome)),
     )
-    rows = loads(hidden) or []
-    return LiveState(session, tuple(hidden_from_row(HiddenRow._make(row)) for row in rows))
+    entries = tuple(hidden_from_row(HiddenRow._make(row)) for row in loads(hidden) or [])
+    return LiveState(session, entries, aliases_version)
 
 
 async def list_sessions(conn: Connection, limit: int, offset: int) -> list[SessionRecord]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -29,11 +28,9 @@ from safeagents.store.postgres._schema import migrate
 
 __all__ = ["PostgresStore", "connect"]
 
-logger = logging.getLogger("safeagents.store")
 
 _T = TypeVar("_T")
 _CONNECT_TIMEOUT = 10.0
-_RELISTEN_DELAY = 0.5
 
 
 class PostgresStore(Store):
@@ -41,8 +38,9 @@ class PostgresStore(Store):
 
     The pool opens, and the schema is created or upgraded, on first use. Every write commits
     (``synchronous_commit`` as the server has it, on by default) before its coroutine returns,
-    so a finding is durable before the answer it belongs to is sent. Alias changes are
-    announced with ``NOTIFY``; :meth:`watch_aliases` delivers them to this process.
+    so a finding is durable before the answer it belongs to is sent. An alias change bumps
+    the ``aliases_version`` row of ``meta`` in its transaction, and :meth:`live_state` reads
+    it in the same statement as the session, so every instance's next request knows.
     """
 
     def __init__(self, url: str, *, max_connections: int = 16) -> None:
@@ -51,8 +49,6 @@ class PostgresStore(Store):
         self._pool: AsyncConnectionPool[read.Connection] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closed = False
-        self._watchers: list[Callable[[], None]] = []
-        self._listener: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"PostgresStore({_redacted(self.url)!r})"
@@ -183,43 +179,10 @@ class PostgresStore(Store):
     async def delete_alias(self, harness: str) -> bool:
         return await self._write(lambda conn: write.delete_alias(conn, harness))
 
-    def watch_aliases(self, changed: Callable[[], None]) -> bool:
-        if self._closed:
-            raise RuntimeError("the store is closed")
-        self._watchers.append(changed)
-        if self._listener is None:
-            self._listener = asyncio.get_running_loop().create_task(self._listen())
-        return True
-
-    async def _listen(self) -> None:
-        """``LISTEN`` on a connection of its own, reconnecting when it breaks; the watchers
-        hear of every change, and of every (re)connection (changes may have been missed)."""
-        while not self._closed:
-            try:
-                await self._opened()
-                async with await connect(self.url) as conn:
-                    await conn.set_autocommit(True)
-                    await conn.execute(f"LISTEN {write.ALIAS_CHANNEL}")
-                    self._announce()
-                    async for _ in conn.notifies():
-                        self._announce()
-            except Exception:  # the next attempt may succeed; requests see their own errors
-                logger.warning("alias changes: lost the connection to the store", exc_info=True)
-            self._announce()
-            await asyncio.sleep(_RELISTEN_DELAY)
-
-    def _announce(self) -> None:
-        for changed in list(self._watchers):
-            changed()
-
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
         if self._ready is not None:
             with contextlib.suppress(Exception):
                 await self._ready

@@ -18,10 +18,11 @@ from safeagents.store._rows import (
     hidden_values,
     turn_values,
 )
+from safeagents.store._schema import ALIASES_VERSION_KEY
 from safeagents.store.postgres._read import Connection, Cursor
 
 __all__ = [
-    "ALIAS_CHANNEL",
+    "bump_aliases_version",
     "clean",
     "delete_alias",
     "open_session",
@@ -30,9 +31,12 @@ __all__ = [
     "set_outcome",
 ]
 
-ALIAS_CHANNEL = "safeagents_aliases"
-"""The ``NOTIFY`` channel on which every alias change is announced."""
-
+_MAIN_MOVES = (
+    "(%s AND (%s OR s.main_count <= excluded.main_count "
+    "OR (s.main_count = %s AND s.main_key = %s)))"
+)
+"""Whether an exchange's main line replaces the stored one: it has one, and it was read
+unconditionally, or it is at least as long, or the stored one is still what it read."""
 _LAST_TURN = "currval(pg_get_serial_sequence('turns', 'id'))"
 """The id of the turn this connection inserted last."""
 
@@ -57,6 +61,8 @@ async def record(
     cursor per turn whose one row, once committed, holds the turn's ``seq``."""
     now = time.time()
     main_count, main_key = update.main if update.main is not None else (-1, "")
+    read_count, read_key = update.read_main if update.read_main is not None else (-1, "")
+    moves = (update.main is not None, update.read_main is None, read_count, read_key)
     await conn.execute(
         # The row lock this takes is held to the commit: a concurrent exchange of the session
         # waits here; the statements after it (a fresh snapshot each) see what that one wrote.
@@ -70,8 +76,10 @@ async def record(
         "harness = CASE WHEN excluded.harness <> 'generic' OR s.harness = '' "
         "THEN excluded.harness ELSE s.harness END, "
         "root_key = CASE WHEN s.root_key = '' THEN excluded.root_key ELSE s.root_key END, "
-        "main_count = CASE WHEN %s THEN excluded.main_count ELSE s.main_count END, "
-        "main_key = CASE WHEN %s THEN excluded.main_key ELSE s.main_key END",
+        # The main line is compared and set (see Store): the stored one is replaced when the
+        # exchange moved it and nobody else did since, or when it grows.
+        f"main_count = CASE WHEN {_MAIN_MOVES} THEN excluded.main_count ELSE s.main_count END, "
+        f"main_key = CASE WHEN {_MAIN_MOVES} THEN excluded.main_key ELSE s.main_key END",
         clean(
             (
                 update.session_id,
@@ -88,8 +96,8 @@ async def record(
                 int(update.stopped),
                 main_count,
                 main_key,
-                update.main is not None,
-                update.main is not None,
+                *moves,
+                *moves,
             )
         ),
     )
@@ -162,12 +170,21 @@ async def set_alias(conn: Connection, harness: str, model: str) -> None:
         "ON CONFLICT (harness) DO UPDATE SET model = excluded.model, updated = excluded.updated",
         clean((harness, model, time.time())),
     )
-    await conn.execute("SELECT pg_notify(%s, %s)", clean((ALIAS_CHANNEL, harness)))
+    await bump_aliases_version(conn)
 
 
 async def delete_alias(conn: Connection, harness: str) -> bool:
     cursor = await conn.execute("DELETE FROM model_aliases WHERE harness = %s", clean((harness,)))
     if cursor.rowcount == 0:
         return False
-    await conn.execute("SELECT pg_notify(%s, %s)", clean((ALIAS_CHANNEL, harness)))
+    await bump_aliases_version(conn)
     return True
+
+
+async def bump_aliases_version(conn: Connection) -> None:
+    """In the transaction of an alias change: every instance's next ``live_state`` sees it."""
+    await conn.execute(
+        "INSERT INTO meta (key, value) VALUES (%s, '1') "
+        "ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
+        (ALIASES_VERSION_KEY,),
+    )

@@ -65,8 +65,13 @@ async def _same(path: Path, url: str) -> None:
     for session in listed:
         assert await postgres.get_session(session.id) == await sqlite.get_session(session.id)
         assert await postgres.turns(session.id) == await sqlite.turns(session.id)
-        assert await postgres.live_state(session.id) == await sqlite.live_state(session.id)
+        copied, original = (
+            await postgres.live_state(session.id),
+            await sqlite.live_state(session.id),
+        )
+        assert (copied.session, copied.hidden) == (original.session, original.hidden)
     assert await postgres.aliases() == {"pi": "pi-v2"}
+    assert (await postgres.live_state("any")).aliases_version > 0  # instances re-read them
     await sqlite.close()
     await postgres.close()
 

@@ -132,3 +132,40 @@ def test_a_closed_store_refuses_work(open_backend: OpenBackend) -> None:
             await store.list_sessions()
 
     asyncio.run(scenario())
+
+
+def test_the_main_line_is_compared_and_set_against_what_the_request_read(
+    open_backend: OpenBackend,
+) -> None:
+    """Two turns of one session served at once (each read main line (2, "k2")): the longer
+    conversation keeps the main line whichever commits last; a turn that read the stored
+    main line may shorten it (compaction)."""
+
+    async def scenario() -> None:
+        first, second = open_backend("main"), open_backend("main")
+
+        async def main_line() -> tuple[int, str]:
+            session = (await first.live_state("s")).session
+            assert session is not None
+            return session.main_count, session.main_key
+
+        new = (-1, "")
+        await first.record_exchange(_update("s", main=(2, "k2"), read_main=new), [_turn("s")])
+        read = await main_line()
+        assert read == (2, "k2")
+        await second.record_exchange(_update("s", main=(6, "k6"), read_main=read), [_turn("s")])
+        await first.record_exchange(_update("s", main=(4, "k4"), read_main=read), [_turn("s")])
+        assert await main_line() == (6, "k6")
+        await first.record_exchange(_update("s", main=(6, "k6b"), read_main=read), [_turn("s")])
+        assert await main_line() == (6, "k6b")  # as long: a retried or branched turn wins
+        await second.record_exchange(
+            _update("s", main=(3, "c3"), read_main=(6, "k6b")), [_turn("s")]
+        )
+        assert await main_line() == (3, "c3")  # compacted from what it read
+        await first.record_exchange(_update("s", main=(1, "u1")), [_turn("s")])
+        assert await main_line() == (1, "u1")  # no read_main: set as told
+        assert [t.seq for t in await first.turns("s")] == [1, 2, 3, 4, 5, 6]
+        await first.close()
+        await second.close()
+
+    asyncio.run(scenario())
