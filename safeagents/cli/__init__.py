@@ -1,5 +1,5 @@
 """The ``safeagents`` command line: check, test, lint, explain, serve, sessions, store, demo,
-intercept, and the subcommands plugins add (``safeagents_cli_commands``: the trainer's
+intercept, ui, and the subcommands plugins add (``safeagents_cli_commands``: the trainer's
 ``train``)."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from safeagents.cli._common import (
     Parser,
     UsageError,
 )
+from safeagents.cli._console import add_ui, ui
 from safeagents.cli._proxy import (
     add_intercept,
     add_serve,
@@ -46,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     add_store(sub)
     _add_demo(sub)
     add_intercept(sub)
+    add_ui(sub)
     _add_plugin_commands(sub)
     return parser
 
@@ -94,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "store": store,
             "demo": _demo,
             "intercept": intercept,
+            "ui": ui,
         }
         run: Callable[[argparse.Namespace, Console, Console], int] = (
             handler.get(args.command) or args.run  # a plugin's subcommand

@@ -16,7 +16,9 @@ from safeagents.cli._common import (
     UsageError,
     add_enforcement_options,
     add_rule_options,
+    add_runs_option,
     add_store_option,
+    existing_runs,
     load_rules,
     parse_aliases,
     parse_var_pairs,
@@ -100,6 +102,7 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         help="ask the upstream for MODEL on HARNESS's requests (repeatable; "
         "changed at run time under /safeagents/v1/aliases)",
     )
+    add_runs_option(serve)
     serve.add_argument(
         "--log-level",
         choices=("critical", "error", "warning", "info", "debug"),
@@ -143,6 +146,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             response_limit=args.response_limit * 1024 * 1024,
             timeout=args.timeout,
             model_aliases=parse_aliases(args.model_alias),
+            console_runs=existing_runs(args),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -166,7 +170,8 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
         f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, "
-        f"store {redacted(config.store)}, {keys})",
+        f"store {redacted(config.store)}, {keys}); "
+        f"web console http://{config.host}:{config.port}/ui/",
         highlight=False,
     )
     serve(

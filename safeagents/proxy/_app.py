@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
 
 from safeagents._firewall import Firewall
+from safeagents.console import CONSOLE_PREFIX, ConsoleSource, create_console, plugin_sections
 from safeagents.exchange import (
     ProxyConfig,
     Services,
@@ -126,8 +128,22 @@ def create_app(
             await done()
         return response
 
-    return Starlette(
-        routes=[Route("/{path:path}", dispatch, methods=_METHODS)],
+    def console_source() -> ConsoleSource:
+        services: Services = app.state.services
+        return ConsoleSource(services.store, services.firewall, services.credentials)
+
+    async def to_console(request: Request) -> Response:
+        return RedirectResponse(CONSOLE_PREFIX + "/", status_code=308)
+
+    sections = plugin_sections(firewall.registry, [Path(run) for run in config.console_runs])
+    routes: list[BaseRoute] = [
+        Route(CONSOLE_PREFIX, to_console, methods=["GET"]),
+        Mount(CONSOLE_PREFIX, app=create_console(console_source, sections=sections)),
+        Route("/{path:path}", dispatch, methods=_METHODS),
+    ]
+    app = Starlette(
+        routes=routes,
         lifespan=lifespan,
         exception_handlers={Exception: _internal_error},
     )
+    return app

@@ -18,6 +18,14 @@ from safeagents.store._open import (
     redacted,
     sqlite_path,
 )
+from safeagents.store._query import (
+    OUTCOMES,
+    OutcomeFilter,
+    RuleCount,
+    ServedModel,
+    SessionQuery,
+    SessionTotals,
+)
 from safeagents.store._records import (
     HACK_ACTIONS,
     FindingRecord,
@@ -30,20 +38,32 @@ from safeagents.store._records import (
     TurnRecord,
     TurnStatus,
 )
-from safeagents.store._render import print_session, print_sessions, print_uncut
+from safeagents.store._render import (
+    content_text,
+    outcome_summary,
+    print_session,
+    print_sessions,
+    print_uncut,
+)
 from safeagents.store._sqlite import SQLiteStore
 from safeagents.store._transcript import export_line, to_chat_messages
 
 __all__ = [
     "HACK_ACTIONS",
+    "OUTCOMES",
     "CopyError",
     "CopyReport",
     "FindingRecord",
     "HiddenEntry",
     "LiveState",
     "NewerSchemaError",
+    "OutcomeFilter",
+    "RuleCount",
     "SQLiteStore",
+    "ServedModel",
+    "SessionQuery",
     "SessionRecord",
+    "SessionTotals",
     "SessionUpdate",
     "Store",
     "StoreConnectionError",
@@ -53,11 +73,13 @@ __all__ = [
     "TurnRecord",
     "TurnStatus",
     "check_store",
+    "content_text",
     "copy_store",
     "default_store",
     "export_line",
     "is_postgres",
     "open_store",
+    "outcome_summary",
     "print_session",
     "print_sessions",
     "print_uncut",

@@ -49,6 +49,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
 from safeagents.store._records import (
     HiddenEntry,
     LiveState,
@@ -99,6 +100,26 @@ class Store(ABC):
     @abstractmethod
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
         """Sessions, most recently updated first, without their findings."""
+
+    @abstractmethod
+    async def query_sessions(
+        self, query: SessionQuery, *, limit: int = 50, offset: int = 0
+    ) -> list[SessionRecord]:
+        """Sessions ``query`` matches, most recently updated first, with their findings and
+        outcomes (the console's list: answers a page of 100,000 sessions in milliseconds)."""
+
+    @abstractmethod
+    async def session_totals(self, query: SessionQuery) -> SessionTotals:
+        """Sessions, tool calls, blocked calls and re-asks over what ``query`` matches."""
+
+    @abstractmethod
+    async def rule_counts(self) -> dict[str, RuleCount]:
+        """How often each rule that ever fired did, by rule id."""
+
+    @abstractmethod
+    async def served_models(self, *, recent: int = 100_000) -> list[ServedModel]:
+        """The models that answered the last ``recent`` turns, with when and how often (the
+        adapter versions a trainer published, as aliases routed harnesses to them)."""
 
     @abstractmethod
     async def get_session(self, session_id: str) -> SessionRecord | None:

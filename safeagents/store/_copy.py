@@ -107,7 +107,7 @@ async def copy_store(source: str, target: str, progress: Progress | None = None)
 
 async def _copy_session(src: sqlite3.Connection, pg: Connection, session_id: str) -> bool:
     """Copy one session (replacing a partial copy); ``False`` when it was there whole."""
-    from safeagents.store.postgres import clean
+    from safeagents.store.postgres import SUCCESS, clean
 
     mine = src.execute(_FINGERPRINT.format("?"), (session_id,)).fetchone()
     async with pg.transaction():
@@ -155,6 +155,14 @@ async def _copy_session(src: sqlite3.Connection, pg: Connection, session_id: str
         )
         outcome = _rows(src, "outcomes", _OUTCOME_COLUMNS, "session_id", session_id)
         await _insert(pg, "outcomes", _OUTCOME_COLUMNS, outcome)
+        await pg.execute(
+            "UPDATE sessions SET "
+            "blocked_calls = (SELECT COUNT(DISTINCT tool_call_id) FROM findings "
+            "WHERE session_id = %s AND blocked = 1), "
+            "reasks = (SELECT COUNT(*) FROM turns WHERE session_id = %s AND kind = 'reask'), "
+            f"success = (SELECT {SUCCESS} FROM outcomes WHERE session_id = %s) WHERE id = %s",
+            (session_id, session_id, session_id, session_id),
+        )
     return True
 
 

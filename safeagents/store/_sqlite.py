@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from safeagents.store import _sqlite_aliases as alias_sql
+from safeagents.store import _sqlite_query as query_sql
 from safeagents.store import _sqlite_read as read
 from safeagents.store._base import Store
+from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
 from safeagents.store._records import (
     HiddenEntry,
     LiveState,
@@ -28,7 +30,7 @@ from safeagents.store._rows import (
     turn_values,
 )
 from safeagents.store._schema import SCHEMA, SCHEMA_VERSION
-from safeagents.store._sqlite_upgrade import upgrade
+from safeagents.store._sqlite_upgrade import SUCCESS, upgrade
 from safeagents.store._sqlite_worker import Checkpointer, StoreThread
 
 __all__ = ["SQLiteStore"]
@@ -141,6 +143,22 @@ class SQLiteStore(Store):
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
         return await self._run(read.reading(lambda db: read.list_sessions(db, limit, offset)))
 
+    async def query_sessions(
+        self, query: SessionQuery, *, limit: int = 50, offset: int = 0
+    ) -> list[SessionRecord]:
+        return await self._run(
+            read.reading(lambda db: query_sql.query_sessions(db, query, limit, offset))
+        )
+
+    async def session_totals(self, query: SessionQuery) -> SessionTotals:
+        return await self._run(read.reading(lambda db: query_sql.session_totals(db, query)))
+
+    async def rule_counts(self) -> dict[str, RuleCount]:
+        return await self._run(read.reading(query_sql.rule_counts))
+
+    async def served_models(self, *, recent: int = 100_000) -> list[ServedModel]:
+        return await self._run(read.reading(lambda db: query_sql.served_models(db, recent)))
+
     async def get_session(self, session_id: str) -> SessionRecord | None:
         return await self._run(
             read.reading(lambda db: read.get_session(db, session_id, with_findings=True))
@@ -242,7 +260,7 @@ def _record(
     db.execute(
         "UPDATE sessions SET updated = ?, model = ?, dialect = ?, "
         "tool_calls = tool_calls + ?, turns = turns + ?, hacked = MAX(hacked, ?), "
-        "stopped = MAX(stopped, ?), "
+        "stopped = MAX(stopped, ?), blocked_calls = blocked_calls + ?, reasks = reasks + ?, "
         "harness = CASE WHEN ? != 'generic' OR harness = '' THEN ? ELSE harness END, "
         "root_key = CASE WHEN root_key = '' THEN ? ELSE root_key END "  # opened before use
         "WHERE id = ?",
@@ -254,6 +272,8 @@ def _record(
             len(turns),
             int(update.hacked),
             int(update.stopped),
+            len({f.tool_call_id for turn in turns for f in turn.findings if f.blocked}),
+            sum(turn.kind == "reask" for turn in turns),
             update.harness,
             update.harness,
             update.root_key,
@@ -320,6 +340,11 @@ def _set_outcome(
             "ON CONFLICT (session_id) DO UPDATE SET posted = excluded.posted, "
             "outcome = excluded.outcome",
             (session_id, time.time(), read.dumps(outcome)),
+        )
+        db.execute(
+            f"UPDATE sessions SET success = (SELECT {SUCCESS} FROM outcomes "
+            "WHERE session_id = ?) WHERE id = ?",
+            (session_id, session_id),
         )
     return read.get_session(db, session_id, with_findings=True)
 

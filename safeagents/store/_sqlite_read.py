@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -41,6 +41,8 @@ __all__ = [
     "live_state",
     "loads",
     "reading",
+    "session_findings",
+    "session_records",
     "transaction",
     "turns",
 ]
@@ -119,16 +121,34 @@ def live_state(db: sqlite3.Connection, session_id: str) -> LiveState:
     return LiveState(session, hidden, version)
 
 
-def list_sessions(db: sqlite3.Connection, limit: int, offset: int) -> list[SessionRecord]:
+def session_records(
+    db: sqlite3.Connection, tail: str, params: Sequence[Any]
+) -> list[SessionRecord]:
+    """``SELECT … FROM sessions{tail}`` as records (without outcome or findings)."""
+    rows = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions{tail}", params).fetchall()
+    return [session_from_row(SessionRow._make(row)) for row in rows]
+
+
+def session_findings(
+    db: sqlite3.Connection, session_ids: Sequence[str]
+) -> Iterator[tuple[str, FindingRecord]]:
+    """The findings of ``session_ids``, in insertion order per session."""
+    marks = ", ".join("?" * len(session_ids))
     rows = db.execute(
-        f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated DESC, id LIMIT ? OFFSET ?",
-        (limit, offset),
-    ).fetchall()
+        f"SELECT session_id, {FINDING_ROW_COLUMNS} FROM findings "
+        f"WHERE session_id IN ({marks}) ORDER BY session_id, id",
+        list(session_ids),
+    )
+    for row in rows:
+        yield row[0], finding_from_row(FindingRow._make(row[1:]))
+
+
+def list_sessions(db: sqlite3.Connection, limit: int, offset: int) -> list[SessionRecord]:
+    sessions = session_records(db, " ORDER BY updated DESC, id LIMIT ? OFFSET ?", (limit, offset))
     outcomes = {
         session_id: dict(loads(outcome))
         for session_id, outcome in db.execute("SELECT session_id, outcome FROM outcomes")
     }
-    sessions = map(session_from_row, map(SessionRow._make, rows))
     return [replace(session, outcome=outcomes.get(session.id)) for session in sessions]
 
 

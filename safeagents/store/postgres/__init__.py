@@ -6,7 +6,15 @@ instances on one database, the request path's read in one statement, and
 from __future__ import annotations
 
 from safeagents.store.postgres._read import Connection
+from safeagents.store.postgres._schema import SUCCESS
 from safeagents.store.postgres._store import PostgresStore, connect
 from safeagents.store.postgres._write import bump_aliases_version, clean
 
-__all__ = ["Connection", "PostgresStore", "bump_aliases_version", "clean", "connect"]
+__all__ = [
+    "SUCCESS",
+    "Connection",
+    "PostgresStore",
+    "bump_aliases_version",
+    "clean",
+    "connect",
+]

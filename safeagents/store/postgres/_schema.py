@@ -8,12 +8,16 @@ import re
 import psycopg
 
 from safeagents.store._errors import NewerSchemaError
-from safeagents.store._schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
+from safeagents.store._schema import ADDED_COLUMNS, LATE_INDEXES, SCHEMA, SCHEMA_VERSION
 
-__all__ = ["MIGRATION_LOCK", "migrate", "translate"]
+__all__ = ["MIGRATION_LOCK", "SUCCESS", "migrate", "translate"]
 
 MIGRATION_LOCK = 0x5AFE_A6E7_5700
 """The ``pg_advisory_xact_lock`` key that serialises instances starting at once."""
+
+SUCCESS = "CASE WHEN (outcome::jsonb -> 'success') IN ('true'::jsonb, '1'::jsonb) THEN 1 ELSE 0 END"
+"""``sessions.success`` from an ``outcomes.outcome``: 1 when it says ``"success": true`` (or
+1, as SQLite's ``json_extract`` reads it)."""
 
 _TRANSLATIONS: tuple[tuple[str, str], ...] = (
     (
@@ -50,6 +54,18 @@ async def migrate(conn: psycopg.AsyncConnection[tuple[object, ...]], where: str)
             await conn.execute(translate(statement))
         for _, table, column, kind in ADDED_COLUMNS:
             await conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
+        if 0 < version < 4:  # the counters schema 4 keeps per session, from what is stored
+            await conn.execute(
+                "UPDATE sessions SET "
+                "blocked_calls = (SELECT COUNT(DISTINCT tool_call_id) FROM findings "
+                "WHERE findings.session_id = sessions.id AND blocked = 1), "
+                "reasks = (SELECT COUNT(*) FROM turns "
+                "WHERE turns.session_id = sessions.id AND kind = 'reask'), "
+                f"success = (SELECT {SUCCESS} FROM outcomes "
+                "WHERE outcomes.session_id = sessions.id)"
+            )
+        for statement in LATE_INDEXES:
+            await conn.execute(statement)
         await conn.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

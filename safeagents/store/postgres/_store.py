@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 from safeagents.store._base import Store
 from safeagents.store._errors import StoreConnectionError
 from safeagents.store._location import redacted as _redacted
+from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
 from safeagents.store._records import (
     HiddenEntry,
     LiveState,
@@ -22,6 +23,7 @@ from safeagents.store._records import (
     SessionUpdate,
     TurnRecord,
 )
+from safeagents.store.postgres import _query as query_sql
 from safeagents.store.postgres import _read as read
 from safeagents.store.postgres import _write as write
 from safeagents.store.postgres._schema import migrate
@@ -149,6 +151,20 @@ class PostgresStore(Store):
 
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
         return await self._read(lambda conn: read.list_sessions(conn, limit, offset))
+
+    async def query_sessions(
+        self, query: SessionQuery, *, limit: int = 50, offset: int = 0
+    ) -> list[SessionRecord]:
+        return await self._read(lambda conn: query_sql.query_sessions(conn, query, limit, offset))
+
+    async def session_totals(self, query: SessionQuery) -> SessionTotals:
+        return await self._read(lambda conn: query_sql.session_totals(conn, query))
+
+    async def rule_counts(self) -> dict[str, RuleCount]:
+        return await self._read(query_sql.rule_counts)
+
+    async def served_models(self, *, recent: int = 100_000) -> list[ServedModel]:
+        return await self._read(lambda conn: query_sql.served_models(conn, recent))
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         return await self._read(lambda conn: read.get_session(conn, session_id, with_findings=True))

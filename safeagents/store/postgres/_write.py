@@ -20,6 +20,7 @@ from safeagents.store._rows import (
 )
 from safeagents.store._schema import ALIASES_VERSION_KEY
 from safeagents.store.postgres._read import Connection, Cursor
+from safeagents.store.postgres._schema import SUCCESS
 
 __all__ = [
     "bump_aliases_version",
@@ -67,12 +68,14 @@ async def record(
         # The row lock this takes is held to the commit: a concurrent exchange of the session
         # waits here; the statements after it (a fresh snapshot each) see what that one wrote.
         "INSERT INTO sessions AS s (id, harness, dialect, cwd, model, created, updated, "
-        "root_key, tool_calls, turns, hacked, stopped, main_count, main_key) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "root_key, tool_calls, turns, hacked, stopped, main_count, main_key, blocked_calls, "
+        "reasks) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, model = excluded.model, "
         "dialect = excluded.dialect, tool_calls = s.tool_calls + excluded.tool_calls, "
         "turns = s.turns + excluded.turns, hacked = GREATEST(s.hacked, excluded.hacked), "
         "stopped = GREATEST(s.stopped, excluded.stopped), "
+        "blocked_calls = s.blocked_calls + excluded.blocked_calls, "
+        "reasks = s.reasks + excluded.reasks, "
         "harness = CASE WHEN excluded.harness <> 'generic' OR s.harness = '' "
         "THEN excluded.harness ELSE s.harness END, "
         "root_key = CASE WHEN s.root_key = '' THEN excluded.root_key ELSE s.root_key END, "
@@ -96,6 +99,8 @@ async def record(
                 int(update.stopped),
                 main_count,
                 main_key,
+                len({f.tool_call_id for turn in turns for f in turn.findings if f.blocked}),
+                sum(turn.kind == "reask" for turn in turns),
                 *moves,
                 *moves,
             )
@@ -161,7 +166,14 @@ async def set_outcome(conn: Connection, session_id: str, outcome: Mapping[str, A
         "outcome = excluded.outcome",
         clean((time.time(), dumps(dict(outcome)), session_id)),
     )
-    return cursor.rowcount > 0
+    if cursor.rowcount == 0:
+        return False
+    await conn.execute(
+        f"UPDATE sessions SET success = (SELECT {SUCCESS} FROM outcomes WHERE session_id = %s) "
+        "WHERE id = %s",
+        clean((session_id, session_id)),
+    )
+    return True
 
 
 async def set_alias(conn: Connection, harness: str, model: str) -> None:
