@@ -6,7 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
+from safeagents.store._query import (
+    RuleCount,
+    ServedModel,
+    SessionQuery,
+    SessionTotals,
+    where_clause,
+)
 from safeagents.store._records import FindingRecord, SessionRecord
 from safeagents.store._rows import (
     FINDING_ROW_COLUMNS,
@@ -25,37 +31,12 @@ _PAGE_ORDER = (  # SQLite's order (its NULLs sort first, so last when descending
     "updated DESC, hacked DESC, harness DESC, success DESC NULLS LAST, tool_calls DESC, "
     "blocked_calls DESC, reasks DESC, id DESC"
 )
-_OUTCOME = {"success": "success = 1", "failure": "success = 0", "unscored": "success IS NULL"}
 
 
 def _where(query: SessionQuery) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (possibly empty) over ``sessions`` and its parameters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if query.hacked is not None:
-        clauses.append("hacked = %s")
-        params.append(int(query.hacked))
-    if query.harness is not None:
-        clauses.append("harness = %s")
-        params.append(query.harness)
-    if query.rule is not None:
-        clauses.append("id IN (SELECT session_id FROM findings WHERE rule_id = %s)")
-        params.append(query.rule)
-    if query.outcome is not None:
-        clauses.append(_OUTCOME[query.outcome])
-    if query.since is not None:
-        clauses.append("updated >= %s")
-        params.append(query.since)
-    if query.until is not None:
-        clauses.append("updated < %s")
-        params.append(query.until)
-    if query.id_prefix:
-        clauses.append("starts_with(id, %s)")  # whatever the database's collation
-        params.append(query.id_prefix)
-    if query.id is not None:
-        clauses.append("id = %s")
-        params.append(query.id)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+    # starts_with: right whatever the database's collation
+    return where_clause(query, "%s", lambda prefix: ("starts_with(id, %s)", [prefix]))
 
 
 async def query_sessions(
