@@ -215,3 +215,25 @@ def test_a_url_that_does_not_parse_is_a_clear_error(url: str) -> None:
         await store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_schema_3_database_gets_its_counters_filled(postgres_url: str) -> None:
+    blocked = FindingRecord("r", "c", "high", "reject", "call", "bash", "s", "m", True)
+
+    async def record() -> None:
+        store = PostgresStore(postgres_url)
+        turns = [make_turn("s", findings=(blocked,)), make_turn("s", kind="reask")]
+        await store.record_exchange(make_update("s"), turns)
+        await store.set_outcome("s", {"success": True})
+        await store.close()
+
+    asyncio.run(record())
+    with psycopg.connect(postgres_url) as conn:
+        counted = "SELECT blocked_calls, reasks, success FROM sessions WHERE id = 's'"
+        assert conn.execute(counted).fetchone() == (1, 1, 1)
+        conn.execute("UPDATE sessions SET blocked_calls = 0, reasks = 0, success = NULL")
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    asyncio.run(_touch(postgres_url))
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute(counted).fetchone() == (1, 1, 1)
+    assert _version(postgres_url) == str(SCHEMA_VERSION)
