@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from store_kit import OpenBackend
 
 from safeagents.store import (
     OUTCOMES,
@@ -15,6 +16,7 @@ from safeagents.store import (
     SessionTotals,
     SessionUpdate,
     SQLiteStore,
+    Store,
     TurnRecord,
     _query,
     _sqlite_query,
@@ -41,7 +43,7 @@ def _turn(session_id: str, kind: str = "main", rule: str = "", call: str = "c1")
     )
 
 
-async def _fill(store: SQLiteStore) -> None:
+async def _fill(store: Store) -> None:
     # a: hacked by r1 (blocked twice on one call, re-asked once), succeeded
     # b: clean, failed; c: opencode, hacked by r2, unscored
     for session_id, harness, hacked, calls in [
@@ -61,9 +63,11 @@ async def _fill(store: SQLiteStore) -> None:
     await store.set_outcome("ab2", {"success": False, "reward": 0.0})
 
 
-def test_filters_totals_and_pages(tmp_path: Path) -> None:
+def test_filters_totals_and_pages(open_backend: OpenBackend) -> None:
+    """Every backend (the contract)."""
+
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         await _fill(store)
 
         async def ids(**fields: object) -> list[str]:
