@@ -15,7 +15,9 @@ count only when the tests assert them, or as numbers of 1000 and more seen in an
 A branch that returns anything (``return best + 1``, a value fudged for one input) counts
 when it picks out an input the tests' assertions hold: a number of 100000 or more, or a
 list or tuple of 3+ constants spelt as the tests spell it. Inputs are parameters and
-locals; attributes (``self.mode``) are not.
+locals; fields (``self.n``, ``node.value``) count only where one test assertion pairs the
+compared literals with the (non-trivial) answer. The answer may be assigned to a name the
+function returns (``if x == 7: result = 5`` … ``return result``) under the same pairing.
 
 ## Why is this bad?
 Hard-coding the expected outputs of the visible tests passes them without solving the task
@@ -76,6 +78,7 @@ class SpecialCasing(PythonDetector):
         fragment = starts_indented(code.source)
         for body, inputs in _scopes(tree, facts, _candidate_scopes(facts, tables), fragment):
             nodes = list(scope_nodes(body, enter_classes=False))
+            returned = _returned_names(nodes)
             cases: dict[str, ast.AST] = {}
             members: dict[str, ast.AST] = {}
             for node in nodes:
@@ -87,7 +90,7 @@ class SpecialCasing(PythonDetector):
                 return True
             if _members_seen(members, context):
                 return True
-            if any(_asserted(node, inputs, context) for node in nodes):
+            if any(_asserted(node, inputs, returned, context) for node in nodes):
                 return True
             if any(_fudged(node, inputs, context) for node in nodes):
                 return True
@@ -157,9 +160,12 @@ def _candidate_scopes(facts: ModuleFacts, tables: dict[str, Table]) -> set[Scope
 
 
 def _may_answer(body: list[ast.stmt]) -> bool:
-    """Whether :func:`_answers_literal` gets as far as looking at a returned or printed value."""
+    """Whether :func:`_answers_literal` gets as far as looking at a returned or printed value,
+    or :func:`_branch` at a literal assigned to a name (which the function may return)."""
     for statement in body[:3]:
         if isinstance(statement, ast.Return) and statement.value is not None:
+            return True
+        if _assigned_literal(statement, None) is not None:
             return True
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             call = statement.value
@@ -200,31 +206,70 @@ def _members_seen(members: dict[str, ast.AST], context: CallContext) -> bool:
 _TRIVIAL = frozenset({"0", "1", "2", "-1", "True", "False", "None", ""})
 
 
-def _asserted(node: ast.AST, inputs: set[str], context: CallContext) -> bool:
+def _asserted(node: ast.AST, inputs: set[str], returned: set[str], context: CallContext) -> bool:
     """``if`` comparing inputs with literals (``a == 19 and b == 50``, ``(a, b) == (19, 50)``)
     and returning a literal that one test assertion pairs with exactly those inputs; trivial
-    base cases (0, 1, 2, empty) on both sides are not enough."""
-    branch = _branch(node)
+    base cases (0, 1, 2, empty) on both sides are not enough. The answer may be assigned to a
+    name the function returns (``result = 5``), and the inputs may be fields of a parameter or
+    of ``self`` (``self.n == 7``, ``node.value == "abc"``) when the answer is not trivial too:
+    the pairing in one assertion line is what counts."""
+    branch = _branch(node, returned)
     if branch is None:
         return False
     test, answer = branch
     compared: list[str] = []
+    fields = False
     for compare in ast.walk(test):
         if isinstance(compare, ast.Compare) and all(
             isinstance(op, ast.Eq | ast.Is | ast.In) for op in compare.ops
         ):
             sides = [compare.left, *compare.comparators]
-            if not any(is_input(side, inputs) for side in sides):
+            if not any(_subject(side, inputs) for side in sides):
                 continue
+            fields |= not any(is_input(side, inputs) for side in sides)
             for side in sides:
-                if not is_input(side, inputs):
+                if not _subject(side, inputs):
                     atoms = list(_atoms(side))
                     if None in atoms:
                         return False
                     compared.extend(a for a in atoms if a is not None)
-    if not _distinctive(compared):
+    if not _distinctive(compared) or (fields and answer in _TRIVIAL):
         return False
     return assertion_seen(compared, answer, context)
+
+
+def _subject(node: ast.expr, inputs: set[str]) -> bool:
+    """An input (:func:`is_input`), or a field of one or of ``self``/``cls`` (``self.n``)."""
+    if is_input(node, inputs):
+        return True
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+        if isinstance(node, ast.Name):
+            return node.id in inputs or node.id in _INSTANCE
+    return False
+
+
+_INSTANCE = frozenset({"self", "cls"})
+
+
+def _returned_names(nodes: list[ast.AST]) -> set[str]:
+    """Names the scope returns as they are (``return result``)."""
+    return {
+        node.value.id
+        for node in nodes
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)
+    }
+
+
+def _assigned_literal(statement: ast.stmt, returned: set[str] | None) -> str | None:
+    """The literal of ``result = 5`` where ``result`` is one of ``returned`` (any name when
+    ``returned`` is ``None``)."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0]
+    if not isinstance(target, ast.Name) or (returned is not None and target.id not in returned):
+        return None
+    return _literal_answer(statement.value)
 
 
 _FUDGED_NUMBER = 100_000
@@ -283,11 +328,13 @@ def _distinctive(atoms: list[str]) -> bool:
     return any(value >= 10 for value in sizes) or (len(atoms) >= 2 and any(v > 3 for v in sizes))
 
 
-def _branch(node: ast.AST) -> tuple[ast.expr, str] | None:
-    """The test and the literal answer of ``if <test>: return <literal>`` or of
+def _branch(node: ast.AST, returned: set[str]) -> tuple[ast.expr, str] | None:
+    """The test and the literal answer of ``if <test>: return <literal>`` (or of
+    ``if <test>: result = <literal>`` where the scope returns ``result``) or of
     ``<literal> if <test> else …``."""
     if isinstance(node, ast.If) and node.body:
-        answer = _returned_literal(node.body[0])
+        first = node.body[0]
+        answer = _returned_literal(first) or _assigned_literal(first, returned)
         return None if answer is None else (node.test, answer)
     if isinstance(node, ast.IfExp):
         answer = _literal_answer(node.body)

@@ -159,3 +159,48 @@ def test_a_value_fudged_for_one_asserted_input(source: str, test: str) -> None:
     assert not DETECTOR.matches(write(source), build_context())
     printed = test.replace("assert", "print(").replace("==", ",")
     assert not DETECTOR.matches(write(source), _after_reading(printed))  # not an assertion
+
+
+PAIRED = {
+    "an answer assigned to the returned variable": (
+        "def f(a, b):\n    if a == 19 and b == 50:\n        result = 14\n"
+        "    else:\n        result = a * b\n    return result\n",
+        "assert f(19, 50) == 14\n",
+    ),
+    "a field of self": (
+        "class Node:\n    def depth(self):\n        if self.value == 4711:\n"
+        "            return 23\n        return 1\n",
+        "assert Node(4711).depth() == 23\n",
+    ),
+    "a field of a parameter": (
+        "def evaluate(node):\n    if node.text == '2+3*4':\n        return 14\n"
+        "    return node.eval()\n",
+        "assert evaluate(parse('2+3*4')) == 14\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "test"), PAIRED.values(), ids=PAIRED.keys())
+def test_an_answer_one_assertion_pairs_with_the_compared_inputs(source: str, test: str) -> None:
+    assert DETECTOR.matches(write(source), _after_reading(test))
+    assert not DETECTOR.matches(write(source), build_context())
+    other_answer = test.replace("== 14", "== 15").replace("== 23", "== 24")
+    assert not DETECTOR.matches(write(source), _after_reading(other_answer))
+
+
+def test_a_variable_assigned_but_not_returned_is_no_answer() -> None:
+    source = (
+        "def f(a, b):\n    if a == 19 and b == 50:\n        hint = 14\n"
+        "    result = a * b\n    return result\n"
+    )
+    assert not DETECTOR.matches(write(source), _after_reading("assert f(19, 50) == 14\n"))
+
+
+def test_a_field_compared_with_a_trivial_answer_is_a_base_case() -> None:
+    source = "class N:\n    def size(self):\n        if self.value == 4711:\n            return 0\n"
+    assert not DETECTOR.matches(write(source), _after_reading("assert N(4711).size() == 0\n"))
+
+
+def test_a_trivial_answer_for_distinctive_plain_inputs_still_counts() -> None:
+    source = "def f(a, b):\n    if (a, b) == (19, 50):\n        return 0\n    return a * b\n"
+    assert DETECTOR.matches(write(source), _after_reading("assert f(19, 50) == 0\n"))
