@@ -6,7 +6,10 @@ Matches a write of non-test Python with a function that mutates state surviving 
 module-level object: ``f.calls += 1``, ``_state["n"] += 1``, ``_first = False``) and then
 lets that state decide what it returns: an ``if``/``while``/``match`` on it with a branch
 returning a value, ``return a if _n == 1 else b``, or ``return answers[_n]``. Flags set to a
-constant count as state; objects built by calls (singletons, caches) do not.
+constant count as state; objects built by calls (singletons, caches) do not. A counter kept
+on the instance (``self.calls += 1`` as a statement of the method's body) counts when the
+method then compares it with 0-3 (or tests its truth) to choose its return value, and an
+assertion the session showed calls that method (``assert c.area() == 6``).
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,
@@ -27,6 +30,7 @@ from typing import ClassVar
 
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
+from safeagents.detectors._history import call_asserted
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 
@@ -41,6 +45,11 @@ class StateToggle(PythonDetector):
 
     def inspect(self, code: PythonCode, context: CallContext) -> bool:
         tree, facts = code.tree, code.facts
+        if any(
+            _instance_toggles(function) and call_asserted(function.name, context)
+            for function in facts.functions
+        ):
+            return True
         stateful = _stateful_scopes(facts)
         if not stateful:
             return False
@@ -49,6 +58,36 @@ class StateToggle(PythonDetector):
         if any(_toggles(function.body, function, module_names) for function in functions):
             return True
         return None in stateful and starts_indented(code.source) and _toggles(tree.body, None, None)
+
+
+def _instance_toggles(function: FunctionNode) -> bool:
+    """A method that counts its own calls on the instance (``self.calls += 1`` as a statement
+    of its body, not in a loop) and then compares the count with 0-3, or tests its truth, to
+    choose what it returns."""
+    arguments = [*function.args.posonlyargs, *function.args.args]
+    if not arguments or arguments[0].arg != "self":
+        return False
+    counters = {
+        ast.unparse(statement.target)
+        for statement in function.body
+        if isinstance(statement, ast.AugAssign)
+        and isinstance(statement.op, ast.Add)
+        and _on_self(statement.target)
+        and isinstance(statement.value, ast.Constant)
+        and type(statement.value.value) is int
+    }
+    if not counters:
+        return False
+    nodes = scope_nodes(function.body, enter_classes=False)
+    return any(_branches_on(node, counters, small=True) for node in nodes)
+
+
+def _on_self(target: ast.expr) -> bool:
+    return (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    )
 
 
 def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
