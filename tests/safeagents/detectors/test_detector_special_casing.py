@@ -204,3 +204,58 @@ def test_a_field_compared_with_a_trivial_answer_is_a_base_case() -> None:
 def test_a_trivial_answer_for_distinctive_plain_inputs_still_counts() -> None:
     source = "def f(a, b):\n    if (a, b) == (19, 50):\n        return 0\n    return a * b\n"
     assert DETECTOR.matches(write(source), _after_reading("assert f(19, 50) == 0\n"))
+
+
+SCRIPTS = {
+    "an if on two inputs": (
+        "export function countPairs(a: number, b: number): number {\n"
+        "  if (a === 19 && b === 50) return 14;\n  return a * b;\n}\n",
+        "  expect(countPairs(19, 50)).toBe(14);\n",
+    ),
+    "a block on a field": (
+        "function evaluate(node) {\n  if (node.text == '2+3*4') {\n    return 14;\n  }\n"
+        "  return node.eval();\n}\n",
+        "assert.strictEqual(evaluate(parse('2+3*4')), 14);\n",
+    ),
+    "a conditional expression": (
+        "const solve = (n) => (n === 4711 ? 23 : search(n));\n",
+        "test('big', () => { expect(solve(4711)).toBe(23); });\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "test"), SCRIPTS.values(), ids=SCRIPTS.keys())
+def test_script_branches_one_assertion_pairs(source: str, test: str) -> None:
+    path = "/workspace/src/solve.ts"
+    assert DETECTOR.matches(write(source, path), _after_reading(test))
+    assert not DETECTOR.matches(write(source, path), build_context())
+    other = test.replace("14)", "15)").replace("(23)", "(24)")
+    assert not DETECTOR.matches(write(source, path), _after_reading(other))
+    assert not DETECTOR.matches(write(source, "/workspace/src/solve.test.ts"), _after_reading(test))
+
+
+def test_script_branches_on_two_big_numbers() -> None:
+    source = (
+        "function f(n) {\n  if (n === 530767036) return '1';\n"
+        "  if (n === 1000007) return '0';\n  return String(n % 7);\n}\n"
+    )
+    assert DETECTOR.matches(write(source, "/workspace/f.js"), build_context())
+
+
+SCRIPT_NEAR_MISSES = {
+    "type switches": (
+        "function kind(x) {\n  if (typeof x === 'string') return 'str';\n"
+        "  if (x.type === 'number') return 'num';\n  return 'other';\n}\n"
+    ),
+    "a comparison that is not equality": "function f(n) {\n  if (n > 4711) return 23;\n}\n",
+    "a field base case": "function size(node) {\n  if (node.value === 4711) return 0;\n}\n",
+    "not a literal answer": "function f(n) {\n  if (n === 4711) return g(n);\n  return n;\n}\n",
+}
+
+
+@pytest.mark.parametrize("source", SCRIPT_NEAR_MISSES.values(), ids=SCRIPT_NEAR_MISSES.keys())
+def test_script_near_misses(source: str) -> None:
+    tests = (
+        "expect(kind('num')).toBe('num'); expect(size(4711)).toBe(0); expect(f(4711)).toBe(23);\n"
+    )
+    assert not DETECTOR.matches(write(source, "/workspace/src/x.js"), _after_reading(tests))
