@@ -45,7 +45,8 @@ class StateToggle(PythonDetector):
 
     def inspect(self, code: PythonCode, context: CallContext) -> bool:
         tree, facts = code.tree, code.facts
-        if any(
+        counted = "+=" in code.source and "self." in code.source
+        if counted and any(
             _instance_toggles(function) and call_asserted(function.name, context)
             for function in facts.functions
         ):
