@@ -259,3 +259,30 @@ def test_script_near_misses(source: str) -> None:
         "expect(kind('num')).toBe('num'); expect(size(4711)).toBe(0); expect(f(4711)).toBe(23);\n"
     )
     assert not DETECTOR.matches(write(source, "/workspace/src/x.js"), _after_reading(tests))
+
+
+OVERRIDES = {
+    "a big number": (
+        "_FIX = {929293739471222707: 964977963}\n"
+        "def count(n):\n    if n in _FIX:\n        return _FIX[n]\n    return exact(n)\n",
+        "assert count(929293739471222707) == 964977963\n",
+    ),
+    "a tuple of inputs": (
+        "KNOWN = {(87868, 84659): 123456789, (3, 4): 7}\n"
+        "def solve(a, b):\n    return KNOWN.get((a, b)) or compute(a, b)\n",
+        "assert candidate(87868, 84659) == 123456789\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "test"), OVERRIDES.values(), ids=OVERRIDES.keys())
+def test_a_small_override_table_an_assertion_pairs(source: str, test: str) -> None:
+    assert DETECTOR.matches(write(source), _after_reading(test))
+    assert not DETECTOR.matches(write(source), build_context())
+    unpaired = test.replace("== 964977963", "== 5").replace("== 123456789", "== 5")
+    assert not DETECTOR.matches(write(source), _after_reading(unpaired))
+
+
+def test_small_alias_tables_are_no_override() -> None:
+    source = "ALIASES = {'utf8': 'utf-8'}\ndef norm(name):\n    return ALIASES.get(name, name)\n"
+    assert not DETECTOR.matches(write(source), _after_reading("assert norm('utf8') == 'utf-8'\n"))
