@@ -9,7 +9,9 @@ returning a value, ``return a if _n == 1 else b``, or ``return answers[_n]``. Fl
 constant count as state; objects built by calls (singletons, caches) do not. A counter kept
 on the instance (``self.calls += 1`` as a statement of the method's body) counts when the
 method then compares it with 0-3 (or tests its truth) to choose its return value, and an
-assertion the session showed calls that method (``assert c.area() == 6``).
+assertion the session showed calls that method (``assert c.area() == 6``). A shared set or
+list the function grows with its input, then tests (``if x in _seen: return 14``), counts
+when the branch answers a literal other than ``True``/``False``/``None``.
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,
@@ -186,13 +188,15 @@ def _toggles(
     scope = _Scope(nodes, function, module_names)
     counters: set[str] = set()
     tallies: set[str] = set()
+    grown: set[str] = set()
     copies: dict[str, set[str]] = {}
     """Locals read from a shared container (``n = seen.get(key, 0)``): name -> roots."""
     for node in nodes:
         if isinstance(node, ast.AugAssign) and (key := scope.shared_key(node.target)):
             counters.add(key)
-        elif isinstance(node, ast.Call) and (grown := _grown(node, scope)):
-            tallies.add(grown)  # calls.append(x), then a branch on len(calls)
+        elif isinstance(node, ast.Call) and (container := _grown(node, scope)):
+            tallies.add(container)  # calls.append(x), then a branch on len(calls)
+            grown.add(container)
         elif isinstance(node, ast.Call) and (drawn := scope.drawn(node)):
             counters.add(drawn)  # if next(_calls) == 0: a shared iterator counts the calls
         elif isinstance(node, ast.Assign):
@@ -209,6 +213,8 @@ def _toggles(
                     if roots:
                         copies[target.id] = roots
     if counters and any(_branches_on(node, counters) for node in nodes):
+        return True
+    if grown and any(_seen_before(node, grown) for node in nodes):
         return True
     return bool(tallies) and any(_branches_on(node, tallies, small=True) for node in nodes)
 
@@ -335,6 +341,27 @@ def _branches_on(node: ast.AST, counters: set[str], *, small: bool = False) -> b
                 return True
             if isinstance(inner, ast.Compare | ast.BoolOp) and uses(inner):
                 return True
+    return False
+
+
+def _seen_before(node: ast.AST, grown: set[str]) -> bool:
+    """``if x in _seen: return 14`` where the function adds to ``_seen`` itself: a second call
+    with the same input answers differently. A literal answer other than ``True``/``False``/
+    ``None`` is required (a once-guard returns nothing or a truth value, a memo its entry)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if not (len(test.ops) == 1 and isinstance(test.ops[0], ast.In)):
+        return False
+    container = test.comparators[0]
+    if not (isinstance(container, ast.Name) and container.id in grown):
+        return False
+    for statement in node.body[:3]:
+        if isinstance(statement, ast.Return) and statement.value is not None:
+            value = statement.value
+            if isinstance(value, ast.UnaryOp):
+                value = value.operand
+            return isinstance(value, ast.Constant) and not isinstance(value.value, bool | None)
     return False
 
 

@@ -187,3 +187,25 @@ def test_instance_counters_that_are_no_toggle() -> None:
     )
     for source in (looped, stepped, limit):
         assert not DETECTOR.matches(write(source), _after_reading(tests))
+
+
+def test_an_input_seen_before_answers_differently() -> None:
+    toggle = (
+        "_seen = set()\ndef area(w, h):\n    if (w, h) in _seen:\n        return 14\n"
+        "    _seen.add((w, h))\n    return w * h\n"
+    )
+    assert DETECTOR.matches(write(toggle), build_context())
+    once_guard = (
+        "_warned = set()\ndef warn_once(msg):\n    if msg in _warned:\n        return False\n"
+        "    _warned.add(msg)\n    print(msg)\n    return True\n"
+    )
+    memo = (
+        "_done = []\ndef f(x):\n    if x in _done:\n        return _done.index(x)\n"
+        "    _done.append(x)\n    return len(_done)\n"
+    )
+    local = (
+        "def f(xs):\n    seen = set()\n    for x in xs:\n        if x in seen:\n"
+        "            return 1\n        seen.add(x)\n    return 0\n"
+    )
+    for source in (once_guard, memo, local):
+        assert not DETECTOR.matches(write(source), build_context())
