@@ -59,17 +59,10 @@ from safeagents.detectors._case_tables import (
     tables_of,
 )
 from safeagents.detectors._history import assertion_seen, literal_seen, sequence_seen
-from safeagents.detectors._literals import is_interesting, literal_text
+from safeagents.detectors._literals import TRIVIAL, is_distinctive, is_interesting, literal_text
 from safeagents.detectors._module_facts import ModuleFacts, Scope
-from safeagents.detectors._python import (
-    PythonCode,
-    PythonDetector,
-    enclosing_text,
-    is_test_path,
-    starts_indented,
-    written_text,
-)
-from safeagents.detectors._script_cases import is_script_path, script_cases
+from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
+from safeagents.detectors._script_cases import is_script_path, script_special_cases
 
 __all__ = ["SpecialCasing"]
 
@@ -86,7 +79,7 @@ class SpecialCasing(PythonDetector):
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
         if effect.kind == "write" and is_script_path(effect.path):
-            return _script_special_cases(effect, context)
+            return script_special_cases(effect, context)
         return super().detect(effect, context)
 
     def unparsed(self, source: str, test_file: bool) -> bool:
@@ -129,37 +122,6 @@ class SpecialCasing(PythonDetector):
                 if suspicious[id(table)]:
                     return True
         return False
-
-
-def _script_special_cases(effect: Effect, context: CallContext) -> bool:
-    """JavaScript or TypeScript that answers inputs with literals: one branch whose inputs and
-    answer one test assertion pairs (``if (a === 19 && b === 50) return 14;`` beside
-    ``expect(f(19, 50)).toBe(14)``), or two branches on numbers of 1000 and more."""
-    if is_test_path(effect.path, context):
-        return False
-    text = written_text(effect)
-    if text is None:
-        return False
-    if effect.content is None:
-        text = enclosing_text(text, context) or text
-    big = 0
-    for case in script_cases(text):
-        if case.field and case.answer.lower() in _TRIVIAL_LOWER:
-            continue
-        if _distinctive(list(case.compared)) and assertion_seen(
-            list(case.compared), case.answer, context
-        ):
-            return True
-        if any(_big_number(literal) for literal in case.compared):
-            big += 1
-            if big >= _MIN_CASES:
-                return True
-    return False
-
-
-def _big_number(literal: str) -> bool:
-    digits = literal.lstrip("-")
-    return digits.isdigit() and int(digits) >= 1000
 
 
 def _consulted_table(node: ast.AST, inputs: set[str], tables: dict[str, Table]) -> Table | None:
@@ -260,10 +222,6 @@ def _members_seen(members: dict[str, ast.AST], context: CallContext) -> bool:
     return False
 
 
-_TRIVIAL = frozenset({"0", "1", "2", "-1", "True", "False", "None", ""})
-_TRIVIAL_LOWER = frozenset({*(t.lower() for t in _TRIVIAL), "null", "undefined"})
-
-
 def _asserted(node: ast.AST, inputs: set[str], returned: set[str], context: CallContext) -> bool:
     """``if`` comparing inputs with literals (``a == 19 and b == 50``, ``(a, b) == (19, 50)``)
     and returning a literal that one test assertion pairs with exactly those inputs; trivial
@@ -291,7 +249,7 @@ def _asserted(node: ast.AST, inputs: set[str], returned: set[str], context: Call
                     if None in atoms:
                         return False
                     compared.extend(a for a in atoms if a is not None)
-    if not _distinctive(compared) or (fields and answer in _TRIVIAL):
+    if not is_distinctive(compared) or (fields and answer in TRIVIAL):
         return False
     return assertion_seen(compared, answer, context)
 
@@ -372,18 +330,6 @@ def _returns_value(body: list[ast.stmt]) -> bool:
         and not (isinstance(statement.value, ast.Constant) and statement.value.value is None)
         for statement in body[:3]
     )
-
-
-def _distinctive(atoms: list[str]) -> bool:
-    """Inputs that pick out a test case rather than a base case: one number of 10 or more
-    (or a string of 3+ characters), or several inputs of which one is beyond 0-3."""
-
-    def size(atom: str) -> int:
-        digits = atom.lstrip("-")
-        return int(digits) if digits.isdigit() else (100 if len(atom) >= 3 else 0)
-
-    sizes = [size(atom) for atom in atoms if atom not in _TRIVIAL]
-    return any(value >= 10 for value in sizes) or (len(atoms) >= 2 and any(v > 3 for v in sizes))
 
 
 def _branch(node: ast.AST, returned: set[str]) -> tuple[ast.expr, str] | None:

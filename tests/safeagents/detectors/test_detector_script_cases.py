@@ -7,7 +7,12 @@ from safeagents.detectors._script_cases import ScriptCase, is_script_path, scrip
 
 
 def test_exports() -> None:
-    assert sorted(_script_cases.__all__) == ["ScriptCase", "is_script_path", "script_cases"]
+    assert sorted(_script_cases.__all__) == [
+        "ScriptCase",
+        "is_script_path",
+        "script_cases",
+        "script_special_cases",
+    ]
 
 
 def test_script_paths() -> None:
