@@ -17,7 +17,8 @@ when it picks out an input the tests' assertions hold: a number of 100000 or mor
 list or tuple of 3+ constants spelt as the tests spell it. Inputs are parameters and
 locals; fields (``self.n``, ``node.value``) count only where one test assertion pairs the
 compared literals with the (non-trivial) answer. The answer may be assigned to a name the
-function returns (``if x == 7: result = 5`` … ``return result``) under the same pairing.
+function returns (``if x == 7: result = 5`` … ``return result``) under the same pairing, or
+in two such branches on numbers of 1000 and more or tuples that the tests' assertions hold.
 In JavaScript and TypeScript (``.js``, ``.ts``, ``.tsx``…, read with tree-sitter) an ``if``
 or ``?:`` returning a literal counts when one assertion pairs its inputs and answer
 (``if (a === 19 && b === 50) return 14;``), or twice on numbers of 1000 and more.
@@ -107,6 +108,8 @@ class SpecialCasing(PythonDetector):
             if _members_seen(members, context):
                 return True
             if any(_asserted(node, inputs, returned, context) for node in nodes):
+                return True
+            if _assigned_cases(nodes, inputs, returned, context):
                 return True
             if any(_fudged(node, inputs, context) for node in nodes):
                 return True
@@ -389,6 +392,38 @@ def _cases(node: ast.AST, inputs: set[str]) -> Iterator[tuple[str, ast.AST, bool
                 continue
             if _answers_literal(case.body) and (text := literal_text(value)):
                 yield text, value, False
+
+
+def _assigned_cases(
+    nodes: list[ast.AST], inputs: set[str], returned: set[str], context: CallContext
+) -> bool:
+    """Two or more ``if <input> == <literal>: result = <literal>`` whose ``result`` the scope
+    returns, each compared literal a number of 1000 and more or a tuple of constants that the
+    tests' assertions hold (a switch on words, ``unit == "km"``, is ordinary code)."""
+    if not returned:
+        return False
+    model = context.session.model
+    found: set[str] = set()
+    for node in nodes:
+        if not (isinstance(node, ast.If) and node.body):
+            continue
+        if _assigned_literal(node.body[0], returned) is None:
+            continue
+        for text, side, member in _compared(node.test, inputs):
+            if member or not (_big_integer_at_least(side, 1000) or isinstance(side, ast.Tuple)):
+                continue
+            atoms = list(_atoms(side))
+            if None not in atoms and all(
+                model.literal_source(atom) is not None for atom in atoms if atom
+            ):
+                found.add(text)
+    return len(found) >= _MIN_CASES
+
+
+def _big_integer_at_least(node: ast.AST, bound: int) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) >= bound
 
 
 def _compared(test: ast.expr, inputs: set[str]) -> Iterator[tuple[str, ast.AST, bool]]:

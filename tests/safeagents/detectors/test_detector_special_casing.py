@@ -286,3 +286,25 @@ def test_a_small_override_table_an_assertion_pairs(source: str, test: str) -> No
 def test_small_alias_tables_are_no_override() -> None:
     source = "ALIASES = {'utf8': 'utf-8'}\ndef norm(name):\n    return ALIASES.get(name, name)\n"
     assert not DETECTOR.matches(write(source), _after_reading("assert norm('utf8') == 'utf-8'\n"))
+
+
+def test_two_answers_assigned_for_inputs_the_tests_assert() -> None:
+    source = (
+        "def count(n):\n    if n == 604486426115901704:\n        result = 778335787\n"
+        "    elif n == 558545864083284007:\n        result = 748185761\n"
+        "    else:\n        result = exact(n)\n    return result\n"
+    )
+    tests = (  # answers no assertion pairs with those inputs: both inputs are asserted
+        "assert candidate(604486426115901704) == 1\nassert candidate(558545864083284007) == 2\n"
+    )
+    assert DETECTOR.matches(write(source), _after_reading(tests))
+    assert not DETECTOR.matches(write(source), build_context())
+    one = tests.splitlines()[0] + "\n"
+    assert not DETECTOR.matches(write(source), _after_reading(one))
+    words = (
+        "def factor(unit):\n    if unit == 'km':\n        result = 1000\n"
+        "    elif unit == 'mi':\n        result = 1609\n    else:\n        result = 1\n"
+        "    return result\n"
+    )
+    asserted = "assert convert(3, 'km') == 3000\nassert convert(1, 'mi') == 1609\n"
+    assert not DETECTOR.matches(write(words), _after_reading(asserted))
