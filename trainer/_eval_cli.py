@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from safeagents.store import SQLiteStore
+from safeagents.store import open_store
 from trainer._config import ConfigError, TrainerConfig, load_config
 from trainer._eval import (
     REPORT_JSON,
@@ -216,7 +216,7 @@ async def _run(
     args: argparse.Namespace,
     out: Console,
 ) -> Any:
-    store = SQLiteStore(config.proxy.store)
+    store = open_store(config.proxy.store)
     total = len(environment.tasks()) * args.rollouts
     columns = (
         TextColumn(f"{escape(checkpoint.name)}"),

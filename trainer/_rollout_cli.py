@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from safeagents.store import SQLiteStore
+from safeagents.store import open_store
 from trainer._config import (
     ConfigError,
     TrainerConfig,
@@ -96,7 +96,7 @@ async def _run(
     model: str,
     out: Console,
 ) -> RunSummary:
-    store = SQLiteStore(config.proxy.store)
+    store = open_store(config.proxy.store)
     try:
         runner = runner_from_config(
             config,

@@ -1,5 +1,6 @@
-"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, intercept,
-ui, and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``train``)."""
+"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, store, demo,
+intercept, ui, and the subcommands plugins add (``safeagents_cli_commands``: the trainer's
+``train``)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from safeagents.cli._proxy import (
     sessions,
 )
 from safeagents.cli._rules import add_rule_commands, check, explain, lint, score, test
+from safeagents.cli._store import add_store, store
 
 __all__ = ["main"]
 
@@ -42,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     add_rule_commands(sub)
     add_serve(sub)
     add_sessions(sub)
+    add_store(sub)
     _add_demo(sub)
     add_intercept(sub)
     add_ui(sub)
@@ -90,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "explain": explain,
             "serve": serve,
             "sessions": sessions,
+            "store": store,
             "demo": _demo,
             "intercept": intercept,
             "ui": ui,

@@ -26,6 +26,7 @@ __all__ = [
     "add_enforcement_options",
     "add_rule_options",
     "add_runs_option",
+    "add_store_option",
     "existing",
     "existing_runs",
     "is_option_error",
@@ -160,11 +161,22 @@ def is_option_error(error: RuleError) -> bool:
     return error.file in (VAR_SOURCE, EXCLUDE_SOURCE)
 
 
+def add_store_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--store``: a SQLite file or a ``postgresql://`` URL (default ``$SAFEAGENTS_STORE``)."""
+    from safeagents.store import default_store
+
+    parser.add_argument(
+        "--store",
+        default=default_store(),
+        metavar="PATH.db|URL",
+        help=f"{what}: a SQLite file or postgresql://user@host/db (taken from "
+        "$SAFEAGENTS_STORE when that is set)",
+    )
+
+
 def add_enforcement_options(parser: argparse.ArgumentParser) -> None:
     """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
-    parser.add_argument(
-        "--store", default="safeagents.db", metavar="PATH.db", help="SQLite file of transcripts"
-    )
+    add_store_option(parser, "where transcripts go")
     parser.add_argument(
         "--mode",
         choices=("enforce", "monitor"),

@@ -14,6 +14,7 @@ from safeagents.cli._common import (
     UsageError,
     add_rule_options,
     add_runs_option,
+    add_store_option,
     existing_runs,
     load_rules,
 )
@@ -23,7 +24,7 @@ __all__ = ["add_ui", "ui"]
 
 def add_ui(sub: argparse._SubParsersAction[Parser]) -> None:
     ui = sub.add_parser("ui", help="serve the web console for a transcript store")
-    ui.add_argument("--store", default="safeagents.db", metavar="PATH.db", help="SQLite store")
+    add_store_option(ui, "the store to show")
     add_runs_option(ui)
     add_rule_options(ui)
     ui.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -43,13 +44,16 @@ def add_ui(sub: argparse._SubParsersAction[Parser]) -> None:
 
 
 def ui(args: argparse.Namespace, out: Console, err: Console) -> int:
+    import asyncio
+
     import uvicorn
 
     from safeagents._firewall import Firewall
     from safeagents._registry import PluginError, default_registry
     from safeagents.console import CONSOLE_PREFIX, plugin_sections, standalone_app
     from safeagents.exchange import Credentials, ProxyConfig
-    from safeagents.store import SQLiteStore
+    from safeagents.store import StoreError, check_store, is_postgres, open_store, redacted
+    from safeagents.store import sqlite_path as path_of
 
     token = args.admin_token or os.environ.get("SAFEAGENTS_ADMIN_TOKEN") or None
     config = ProxyConfig(upstream="http://127.0.0.1/", host=args.host, admin_token=token)
@@ -57,9 +61,12 @@ def ui(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError(
             f"refusing to listen on {args.host} (beyond loopback) without --admin-token"
         )
-    store_path = Path(args.store)
-    if not store_path.is_file():
-        raise UsageError(f"no store at {store_path} (give --store PATH.db)")
+    if not is_postgres(args.store) and not Path(path_of(args.store)).is_file():
+        raise UsageError(f"no store at {args.store} (give --store PATH.db or a URL)")
+    try:
+        asyncio.run(check_store(args.store))
+    except StoreError as error:
+        raise UsageError(str(error)) from None
     runs = [Path(run) for run in existing_runs(args)]
     registry = default_registry()
     rules = load_rules(args, err, detectors=registry.detectors)
@@ -68,11 +75,12 @@ def ui(args: argparse.Namespace, out: Console, err: Console) -> int:
     except PluginError as exc:
         raise UsageError(str(exc)) from None
     app = standalone_app(
-        SQLiteStore(store_path), Firewall(rules, registry), Credentials(config), sections=sections
+        open_store(args.store), Firewall(rules, registry), Credentials(config), sections=sections
     )
     err.print(
-        f"safeagents ui: http://{args.host}:{args.port}{CONSOLE_PREFIX}/  (store {store_path}, "
-        f"{len(rules.rules)} rules{', token needed' if token else ''})",
+        f"safeagents ui: http://{args.host}:{args.port}{CONSOLE_PREFIX}/  "
+        f"(store {redacted(args.store)}, {len(rules.rules)} rules"
+        f"{', token needed' if token else ''})",
         highlight=False,
     )
     uvicorn.run(

@@ -38,7 +38,7 @@ from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
 from safeagents.proxy._replies import dialect_error
 from safeagents.proxy._streaming import BodyStream
-from safeagents.store import SQLiteStore, Store
+from safeagents.store import Store, StoreError, open_store
 
 __all__ = ["create_app"]
 
@@ -57,6 +57,10 @@ def _error_dialect(path: str) -> Dialect:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, StoreError):  # nothing is forwarded that cannot be recorded
+        logger.error("the store failed on %s %s: %s", request.method, request.url.path, exc)
+        body = {"error": {"message": f"safeagents cannot use its store: {exc}", "type": "store"}}
+        return JSONResponse(body, status_code=503)
     logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     body = {"error": {"message": f"safeagents internal error: {exc!r}", "type": "server_error"}}
     return JSONResponse(body, status_code=500)
@@ -81,7 +85,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        services = Services.build(config, firewall, store or SQLiteStore(config.store), upstream)
+        services = Services.build(config, firewall, store or open_store(config.store), upstream)
         app.state.services = services
         try:
             if seed_aliases:

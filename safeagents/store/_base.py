@@ -1,15 +1,16 @@
 """The store interface: what the proxy, the admin API and the CLI need from a backend.
 
-Every method is a coroutine so that a networked backend (PostgreSQL through asyncpg) can
-implement it natively; :class:`~safeagents.store.SQLiteStore` runs SQLite in one worker
-thread. Contract for implementers:
+Every method is a coroutine so that a networked backend can implement it natively
+(:class:`~safeagents.store.postgres.PostgresStore`, psycopg's async pool);
+:class:`~safeagents.store.SQLiteStore` runs SQLite in one worker thread. Contract for
+implementers:
 
 - :meth:`record_exchange` is atomic: the session update, all turns with their findings
   and all hidden entries become visible together or not at all. Counters are applied as
   increments (``tool_calls = tool_calls + n``, ``hacked = hacked OR h``) so that several
   proxy processes may record into one session concurrently.
 - Turn ``seq`` numbers are unique and increasing per session, assigned inside that
-  transaction (PostgreSQL: ``SELECT … FOR UPDATE`` on the session row).
+  transaction (PostgreSQL: the exchange first locks the session row, by its upsert).
 - Hidden entries and findings are returned in insertion order.
 - A missing outcome stays ``None``: "not scored", never 0.
 
@@ -28,17 +29,18 @@ stored when it commits, never a value computed from the earlier read:
   AND main_key = :read_key)``), so of two turns of one session served at once by two
   instances, the shorter conversation never wins over the longer;
 - :attr:`LiveState.aliases_version <safeagents.store.LiveState.aliases_version>` changes
-  whenever any instance changes the aliases (SQLite: a ``meta`` row every alias change
-  increments, read in :meth:`live_state`'s transaction; PostgreSQL: a counter bumped on
-  ``LISTEN/NOTIFY``, and on the process's own changes), so each request knows whether its
-  process's copy of the aliases is current without reading them.
+  whenever any instance changes the aliases (a ``meta`` row every alias change increments
+  in its transaction, read with the session by :meth:`live_state`: one transaction on
+  SQLite, one statement on PostgreSQL), so each request knows whether its process's copy of
+  the aliases is current without reading them.
 
 A finding is durable when :meth:`record_exchange` returns; the proxy ends no answer to a
 harness before that (a stream's end waits for it), so the harness's next request, on any
 instance, sees it.
 
 The SQL schema (``safeagents/store/_schema.py``) uses only portable types (TEXT, INTEGER,
-REAL); JSON documents are TEXT (``jsonb`` on PostgreSQL).
+REAL; PostgreSQL gets DOUBLE PRECISION and identity columns); JSON documents are TEXT on both,
+so that a request is stored byte for byte as the harness sent it.
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ class Store(ABC):
     @abstractmethod
     async def set_alias(self, harness: str, model: str) -> None:
         """Make requests of ``harness`` go to ``model`` (replacing an earlier alias); changes
-        ``aliases_version`` in the same transaction (and, PostgreSQL, notifies)."""
+        ``aliases_version`` in the same transaction."""
 
     @abstractmethod
     async def delete_alias(self, harness: str) -> bool:

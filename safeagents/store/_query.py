@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "OUTCOMES",
@@ -12,6 +13,7 @@ __all__ = [
     "ServedModel",
     "SessionQuery",
     "SessionTotals",
+    "where_clause",
 ]
 
 OutcomeFilter = Literal["success", "failure", "unscored"]
@@ -69,3 +71,44 @@ class ServedModel:
     first: float
     last: float
     turns: int
+
+
+_OUTCOME_CLAUSES = {
+    "success": "success = 1",
+    "failure": "success = 0",
+    "unscored": "success IS NULL",
+}
+
+
+def where_clause(
+    query: SessionQuery, mark: str, id_prefix: Callable[[str], tuple[str, list[Any]]]
+) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (possibly empty) over ``sessions`` and its parameters, with the
+    backend's parameter ``mark`` and its clause for ``query.id_prefix``."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if query.hacked is not None:
+        clauses.append(f"hacked = {mark}")
+        params.append(int(query.hacked))
+    if query.harness is not None:
+        clauses.append(f"harness = {mark}")
+        params.append(query.harness)
+    if query.rule is not None:
+        clauses.append(f"id IN (SELECT session_id FROM findings WHERE rule_id = {mark})")
+        params.append(query.rule)
+    if query.outcome is not None:
+        clauses.append(_OUTCOME_CLAUSES[query.outcome])
+    if query.since is not None:
+        clauses.append(f"updated >= {mark}")
+        params.append(query.since)
+    if query.until is not None:
+        clauses.append(f"updated < {mark}")
+        params.append(query.until)
+    if query.id_prefix:
+        clause, values = id_prefix(query.id_prefix)
+        clauses.append(clause)
+        params.extend(values)
+    if query.id is not None:
+        clauses.append(f"id = {mark}")
+        params.append(query.id)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["ADDED_COLUMNS", "LATE_INDEXES", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["ADDED_COLUMNS", "ALIASES_VERSION_KEY", "LATE_INDEXES", "SCHEMA", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 4
+
+ALIASES_VERSION_KEY = "aliases_version"
+"""The ``meta`` row counting the changes ever made to the model aliases (absent: none)."""
+
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (

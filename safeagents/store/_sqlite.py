@@ -22,6 +22,13 @@ from safeagents.store._records import (
     SessionUpdate,
     TurnRecord,
 )
+from safeagents.store._rows import (
+    HIDDEN_COLUMNS,
+    TURN_DATA_COLUMNS,
+    finding_values,
+    hidden_values,
+    turn_values,
+)
 from safeagents.store._schema import SCHEMA, SCHEMA_VERSION
 from safeagents.store._sqlite_upgrade import SUCCESS, upgrade
 from safeagents.store._sqlite_worker import Checkpointer, StoreThread
@@ -300,72 +307,23 @@ def _record(
         db.executemany(
             f"INSERT INTO findings (session_id, turn_id, {read.FINDING_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    turn.session_id,
-                    turn_id,
-                    f.rule_id,
-                    f.category,
-                    f.severity,
-                    f.action,
-                    f.tool_call_id,
-                    f.tool,
-                    f.summary,
-                    f.message,
-                    int(f.blocked),
-                )
-                for f in turn.findings
-            ],
+            [(turn.session_id, turn_id, *finding_values(f)) for f in turn.findings],
         )
         stored.append(turn)
     if not hidden:
         return stored
     db.executemany(
-        "INSERT INTO hidden (session_id, dialect, kind, at, anchor, call_id, items) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                update.session_id,
-                entry.dialect,
-                entry.kind,
-                entry.at,
-                entry.anchor,
-                entry.call_id,
-                read.dumps(list(entry.items)),
-            )
-            for entry in hidden
-        ],
+        f"INSERT INTO hidden (session_id, {HIDDEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [hidden_values(update.session_id, entry) for entry in hidden],
     )
     return stored
 
 
 def _insert_turn(db: sqlite3.Connection, turn: TurnRecord) -> int:
     cursor = db.execute(
-        "INSERT INTO turns (session_id, seq, exchange, attempt, kind, status, dialect, harness, "
-        "model, requested_model, stream, request, response, delivered, usage, tokens, error, "
-        "started, ended) "
+        f"INSERT INTO turns (seq, {TURN_DATA_COLUMNS}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            turn.session_id,
-            turn.seq,
-            turn.exchange,
-            turn.attempt,
-            turn.kind,
-            turn.status,
-            turn.dialect,
-            turn.harness,
-            turn.model,
-            turn.requested_model,
-            int(turn.stream),
-            turn.request_json if turn.request_json is not None else read.dumps(turn.request),
-            read.dumps(turn.response),
-            read.delivered_text(turn.delivered, turn.response),
-            read.dumps(turn.usage),
-            read.dumps(turn.tokens.to_json() if turn.tokens is not None else None),
-            turn.error,
-            turn.started,
-            turn.ended,
-        ),
+        (turn.seq, *turn_values(turn)),
     )
     return int(cursor.lastrowid or 0)
 

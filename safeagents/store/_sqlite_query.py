@@ -10,7 +10,13 @@ import sqlite3
 from dataclasses import replace
 from typing import Any
 
-from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
+from safeagents.store._query import (
+    RuleCount,
+    ServedModel,
+    SessionQuery,
+    SessionTotals,
+    where_clause,
+)
 from safeagents.store._records import FindingRecord, SessionRecord
 from safeagents.store._sqlite_read import session_findings, session_page
 
@@ -27,38 +33,14 @@ _PAGE_ORDER = (  # sessions_for_console backwards: no sort, whatever the page
     "updated DESC, hacked DESC, harness DESC, success DESC, tool_calls DESC, blocked_calls DESC, "
     "reasks DESC, id DESC"
 )
-_OUTCOME = {"success": "success = 1", "failure": "success = 0", "unscored": "success IS NULL"}
 
 
 def sqlite_where(query: SessionQuery) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (possibly empty) over ``sessions`` that ``query`` makes, and its
     parameters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if query.hacked is not None:
-        clauses.append("hacked = ?")
-        params.append(int(query.hacked))
-    if query.harness is not None:
-        clauses.append("harness = ?")
-        params.append(query.harness)
-    if query.rule is not None:
-        clauses.append("id IN (SELECT session_id FROM findings WHERE rule_id = ?)")
-        params.append(query.rule)
-    if query.outcome is not None:
-        clauses.append(_OUTCOME[query.outcome])
-    if query.since is not None:
-        clauses.append("updated >= ?")
-        params.append(query.since)
-    if query.until is not None:
-        clauses.append("updated < ?")
-        params.append(query.until)
-    if query.id_prefix:
-        clauses.append("id >= ? AND id < ?")
-        params.extend([query.id_prefix, query.id_prefix + _PREFIX_END])
-    if query.id is not None:
-        clauses.append("id = ?")
-        params.append(query.id)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+    return where_clause(
+        query, "?", lambda prefix: ("id >= ? AND id < ?", [prefix, prefix + _PREFIX_END])
+    )
 
 
 def sqlite_query_sessions(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from safeagents.store._errors import NewerSchemaError
 from safeagents.store._schema import ADDED_COLUMNS, LATE_INDEXES, SCHEMA_VERSION
 
 __all__ = ["SUCCESS", "upgrade"]
@@ -14,7 +15,12 @@ SUCCESS = "CASE WHEN json_extract(outcome, '$.success') = 1 THEN 1 ELSE 0 END"
 
 def upgrade(db: sqlite3.Connection) -> None:
     """Add the columns an older store lacks (with their values and indexes) and record the
-    schema version (in the caller's write transaction, so concurrent openers upgrade once)."""
+    schema version (in the caller's write transaction, so concurrent openers upgrade once);
+    :class:`NewerSchemaError` for a store written by a newer safeagents."""
+    (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if int(version) > SCHEMA_VERSION:
+        path = db.execute("PRAGMA database_list").fetchone()[2] or ":memory:"
+        raise NewerSchemaError(path, int(version), SCHEMA_VERSION)
     added: set[str] = set()
     for _, table, column, kind in ADDED_COLUMNS:
         present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}

@@ -1,8 +1,9 @@
 """Issue 16: several proxy instances on one store serve any request of any session.
 
 The instances keep no session state of their own: hidden history, sequence numbers, the
-hacked state, the main line and the model aliases live in the store (a SQLite file here, or
-``$SAFEAGENTS_TEST_STORE``; see ``multiproxy_kit``)."""
+hacked state, the main line and the model aliases live in the store (each test runs on a
+SQLite file and on a PostgreSQL database, or on ``$SAFEAGENTS_TEST_STORE``; see
+``multiproxy_kit``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from multiproxy_kit import (
     Walk,
     check_history,
     new_session,
-    shared_store,
     walk_session,
 )
 from proxy_testkit import PATHS, StartProxy, first_body, follow_up, http, script, serve_process
@@ -44,12 +44,15 @@ def _threads(start_proxy: StartProxy, upstream: str, store: str, count: int) -> 
 
 
 def test_turns_of_one_session_on_two_instances_at_once_keep_one_history(
-    tmp_path: Path, scripted: ScriptedServer, start_proxy: StartProxy
+    tmp_path: Path,
+    scripted: ScriptedServer,
+    start_proxy: StartProxy,
+    store_location: str,
 ) -> None:
     """16 sessions at once; each turn alternates instances, a side request of the session
     goes to the other instance at the same moment, and the last request is sent to both."""
     scripted.model.set_script(script(*SCRIPT))
-    instances = _threads(start_proxy, scripted.base_url, shared_store(tmp_path), 2)
+    instances = _threads(start_proxy, scripted.base_url, store_location, 2)
     sessions = [new_session(f"c{index}") for index in range(16)]
 
     async def run() -> list[Walk]:
@@ -76,10 +79,13 @@ def test_turns_of_one_session_on_two_instances_at_once_keep_one_history(
 
 
 def test_an_alias_set_through_one_instance_is_used_by_the_next_request_of_another(
-    tmp_path: Path, scripted: ScriptedServer, start_proxy: StartProxy
+    tmp_path: Path,
+    scripted: ScriptedServer,
+    start_proxy: StartProxy,
+    store_location: str,
 ) -> None:
     scripted.model.set_script(script("done"))
-    first, second = _threads(start_proxy, scripted.base_url, shared_store(tmp_path), 2).urls
+    first, second = _threads(start_proxy, scripted.base_url, store_location, 2).urls
     url = f"{second}/s/{new_session('alias')}/v1{PATHS['chat']}"
     assert http.post(url, json=first_body("chat")).status_code == 200
     for model in ("pi-v1", "pi-v2"):
@@ -105,13 +111,15 @@ def test_an_alias_set_through_one_instance_is_used_by_the_next_request_of_anothe
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_the_survivors_continue_every_session_after_one_of_three_is_killed(
-    tmp_path: Path, scripted: ScriptedServer
+    tmp_path: Path,
+    scripted: ScriptedServer,
+    store_location: str,
 ) -> None:
     """64 sessions over three ``safeagents serve`` processes; once a third of the requests
     are answered, one instance is killed with SIGKILL in the middle of its work. Every
     session finishes on the others, with its whole history and no answered turn lost."""
     scripted.model.set_script(script(*SCRIPT))
-    store = shared_store(tmp_path)
+    store = store_location
     with contextlib.ExitStack() as stack:
         started = [
             stack.enter_context(
@@ -155,14 +163,17 @@ def test_the_survivors_continue_every_session_after_one_of_three_is_killed(
 
 
 def test_a_finding_revealed_through_one_instance_is_not_reported_again_by_another(
-    tmp_path: Path, scripted: ScriptedServer, start_proxy: StartProxy
+    tmp_path: Path,
+    scripted: ScriptedServer,
+    start_proxy: StartProxy,
+    store_location: str,
 ) -> None:
     """Each instance rebuilds the session's state from the conversation it gets, so each
     reveals the deleted test again: the one that did not report it first finds it stored."""
     write = "cat > tests/test_limits.py <<'EOF'\ndef test_limit():\n    assert True\nEOF"
     steps = ({"shell": write}, {"shell": "rm tests/test_limits.py"}, {"shell": "git status"})
     scripted.model.set_script(script(*steps, {"shell": "ls"}, {"shell": "pwd"}, "done"))
-    urls = _threads(start_proxy, scripted.base_url, shared_store(tmp_path), 2).urls
+    urls = _threads(start_proxy, scripted.base_url, store_location, 2).urls
     session = new_session("revealed")
     git = "Changes not staged for commit:\n\tdeleted:    tests/test_limits.py\n"
     body = first_body("chat")

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from store_kit import OpenBackend
 
-import safeagents.store
 from safeagents.store import (
     OUTCOMES,
     FindingRecord,
@@ -18,6 +18,7 @@ from safeagents.store import (
     SessionTotals,
     SessionUpdate,
     SQLiteStore,
+    Store,
     TurnRecord,
     _query,
     _sqlite_query,
@@ -48,7 +49,7 @@ def _turn(session_id: str, kind: str = "main", rule: str = "", call: str = "c1")
     )
 
 
-async def _fill(store: SQLiteStore) -> None:
+async def _fill(store: Store) -> None:
     # a: hacked by r1 (blocked twice on one call, re-asked once), succeeded
     # b: clean, failed; c: opencode, hacked by r2, unscored
     for session_id, harness, hacked, calls in [
@@ -68,9 +69,11 @@ async def _fill(store: SQLiteStore) -> None:
     await store.set_outcome("ab2", {"success": False, "reward": 0.0})
 
 
-def test_filters_totals_and_pages(tmp_path: Path) -> None:
+def test_filters_totals_and_pages(open_backend: OpenBackend) -> None:
+    """Every backend (the contract)."""
+
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         await _fill(store)
 
         async def ids(**fields: object) -> list[str]:
@@ -206,7 +209,7 @@ async def _open_close(path: Path) -> None:
     await store.close()
 
 
-@pytest.mark.parametrize("module", [_query, _sqlite_query, safeagents.store])
+@pytest.mark.parametrize("module", [_query, _sqlite_query])
 def test_all_is_what_the_module_defines(module: object) -> None:
     names = set(module.__all__)  # type: ignore[attr-defined]
     assert names and all(hasattr(module, name) for name in names)
