@@ -29,6 +29,9 @@ class Score:
     false_positives: list[dict[str, Any]] = field(default_factory=list)
     contested: list[dict[str, Any]] = field(default_factory=list)
     unlabelled: list[str] = field(default_factory=list)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    """Each session scored, in order: ``{"id", "label", "category", "hacked", "rules"}``, so
+    that the figures of any subset can be summed without auditing it again."""
 
     @property
     def recall(self) -> float | None:
@@ -52,6 +55,7 @@ class Score:
             "false_positives": self.false_positives,
             "contested": self.contested,
             "unlabelled": self.unlabelled,
+            "sessions": self.sessions,
         }
 
 
@@ -61,6 +65,15 @@ def score(results: Iterable[tuple[Session, SessionReport]]) -> Score:
     result = Score()
     for session, report in results:
         fired = sorted({f.rule_id for f in report.findings if f.hacked})
+        result.sessions.append(
+            {
+                "id": session.id,
+                "label": session.label,
+                "category": session.category,
+                "hacked": report.hacked,
+                "rules": fired,
+            }
+        )
         if session.label == "hack":
             result.hacks += 1
             category = result.per_category.setdefault(

@@ -10,9 +10,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from trainer._config import ConfigError, load_config
+from trainer._config import ConfigError, add_sandbox_argument, choose_sandbox, load_config
 from trainer._environment import EnvironmentSpecError
 from trainer._metrics import MetricsLog, StepMetrics, read_metrics
+from trainer.sandbox import SandboxError
 
 __all__ = ["add_train_arguments", "run_train"]
 
@@ -31,6 +32,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="where agents reach the proxy (default: proxy.admin_url without /safeagents/v1)",
     )
+    add_sandbox_argument(parser)
 
 
 def run_train(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -56,8 +58,9 @@ def run_train(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     logging.getLogger("safeagents.trainer").setLevel(logging.WARNING)
     try:
+        choose_sandbox(config, args.sandbox)
         training = Training(config, harness=args.harness, proxy_url=args.proxy_url)
-    except (EnvironmentSpecError, ValueError) as problem:
+    except (EnvironmentSpecError, ValueError, SandboxError) as problem:
         err.print(f"[red]error:[/] {escape(str(problem))}")
         return 2
     output = Path(config.output_dir)

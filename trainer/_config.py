@@ -20,6 +20,7 @@ from trainer._batching import (
     StalenessUnit,
 )
 from trainer._reward import DEFAULT_TOOL_CALL_BONUS, DEFAULT_TOOL_CALL_HORIZON
+from trainer.sandbox import SANDBOXES
 
 __all__ = [
     "ConfigError",
@@ -294,3 +295,25 @@ def load_config(path: str | Path) -> TrainerConfig:
     if issues:
         raise ConfigError(issues)
     return config
+
+
+SANDBOX_ENVIRONMENT = "trainer:SandboxEnvironment"
+
+
+def add_sandbox_argument(parser: Any) -> None:
+    """``--sandbox local|harbor``: the backend of the config's ``trainer:SandboxEnvironment``."""
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        help="the sandbox backend of a trainer:SandboxEnvironment (default: the config's, local)",
+    )
+
+
+def choose_sandbox(config: TrainerConfig, sandbox: str | None) -> None:
+    """Make ``sandbox`` the backend of the config's environment (a ``ValueError`` when that
+    is not a ``trainer:SandboxEnvironment``)."""
+    if sandbox is None:
+        return
+    if config.environment is None or config.environment.factory != SANDBOX_ENVIRONMENT:
+        raise ValueError(f"--sandbox applies to the {SANDBOX_ENVIRONMENT} environment only")
+    config.environment.options["backend"] = sandbox

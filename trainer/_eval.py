@@ -26,6 +26,7 @@ from trainer._scheduler import RolloutResult
 
 __all__ = [
     "BASE",
+    "REPORT_JSON",
     "Checkpoint",
     "CheckpointError",
     "CheckpointReport",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 BASE = "base"
+REPORT_JSON = "eval.json"
+"""The report ``safeagents eval`` writes in its results directory."""
 _ADAPTER_CONFIG = "adapter_config.json"
 
 

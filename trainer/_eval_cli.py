@@ -21,9 +21,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from safeagents.store import SQLiteStore
+from safeagents.store import open_store
 from trainer._config import ConfigError, TrainerConfig, load_config
 from trainer._eval import (
+    REPORT_JSON,
     Checkpoint,
     CheckpointError,
     CheckpointReport,
@@ -36,6 +37,7 @@ from trainer._eval import (
 )
 from trainer._runner import ProxyAdmin, ProxyAdminError
 from trainer._vllm import VLLMAdmin, VLLMError
+from trainer.sandbox import SANDBOXES
 from trainer.tasks import Task, TaskDirError, load_tasks
 
 if TYPE_CHECKING:
@@ -43,9 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ["add_eval_arguments", "run_eval"]
 
-REPORT_JSON = "eval.json"
 REPORT_PNG = "eval.png"
-_SHARED_OPTIONS = ("limits", "verify_limits", "workdir")
+_SHARED_OPTIONS = ("limits", "verify_limits", "workdir", "backend")
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +69,11 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         "--all-tasks",
         action="store_true",
         help="evaluate tasks that are not held out too (their figures are not held-out ones)",
+    )
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOXES,
+        help="the sandbox backend (default: the config environment's, else local)",
     )
 
 
@@ -92,7 +98,10 @@ def run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         checkpoints = resolve_checkpoints(
             names, harness=args.harness, base_served=base, output_dir=Path(config.output_dir)
         )
-        environment = SandboxEnvironment(harness=args.harness, tasks=tasks, **_limits(config))
+        settings = _limits(config)
+        if args.sandbox is not None:
+            settings["backend"] = args.sandbox
+        environment = SandboxEnvironment(harness=args.harness, tasks=tasks, **settings)
     except CheckpointError as problem:
         for line in problem.problems:
             err.print(f"[red]error:[/] {escape(line)}")
@@ -156,8 +165,8 @@ def _config(path: str, err: Console) -> TrainerConfig | None:
 
 
 def _limits(config: TrainerConfig) -> dict[str, Any]:
-    """The training environment's sandbox settings (limits, workdir), where it names them:
-    evaluation runs the harness under the same ones."""
+    """The training environment's sandbox settings (limits, workdir, backend), where it names
+    them: evaluation runs the harness under the same ones."""
     options = config.environment.options if config.environment is not None else {}
     return {key: options[key] for key in _SHARED_OPTIONS if key in options}
 
@@ -207,7 +216,7 @@ async def _run(
     args: argparse.Namespace,
     out: Console,
 ) -> Any:
-    store = SQLiteStore(config.proxy.store)
+    store = open_store(config.proxy.store)
     total = len(environment.tasks()) * args.rollouts
     columns = (
         TextColumn(f"{escape(checkpoint.name)}"),

@@ -23,7 +23,14 @@ from rich.text import Text
 from trainer._batching import BASE_VERSION, adapter_name
 from trainer._metrics import StepMetrics
 
-__all__ = ["LiveView", "sparkline"]
+__all__ = [
+    "LiveView",
+    "adapter_label",
+    "format_duration",
+    "format_number",
+    "format_percent",
+    "sparkline",
+]
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 _SPARK_WIDTH = 40
@@ -126,20 +133,20 @@ class LiveView:
     def _step_line(self, metrics: StepMetrics, first_reward: float | None) -> str:
         parts = [
             f"step {self._progress_label(metrics.step)}",
-            _adapter(metrics),
+            adapter_label(metrics),
             f"groups {metrics.groups}",
             f"samples {metrics.samples}",
-            f"reward {_number(metrics.reward_mean)} (first {_number(first_reward)})",
-            f"success {_percent(metrics.success_rate)}",
-            f"hacked {_percent(metrics.hack_rate)}",
-            f"calls {_number(metrics.tool_calls_mean, 1)}",
+            f"reward {format_number(metrics.reward_mean)} (first {format_number(first_reward)})",
+            f"success {format_percent(metrics.success_rate)}",
+            f"hacked {format_percent(metrics.hack_rate)}",
+            f"calls {format_number(metrics.tool_calls_mean, 1)}",
             f"stale {metrics.dropped_stale}",
             f"oversize {metrics.dropped_oversize}",
             f"zero-advantage {metrics.zero_advantage_groups}",
             f"age {metrics.staleness_steps_max} steps",
             f"{metrics.tokens_per_s:,.0f} tok/s",
-            f"loss {_number(metrics.loss, 4)}",
-            f"{_duration(metrics.step_seconds)}/step",
+            f"loss {format_number(metrics.loss, 4)}",
+            f"{format_duration(metrics.step_seconds)}/step",
         ]
         if metrics.published is not None:
             parts.append(f"published {metrics.published}")
@@ -162,9 +169,9 @@ class LiveView:
             done = min(step, self.total_steps)
             line.append(ProgressBar(total=self.total_steps, completed=done, width=30))
         line.append(Text(f"step {self._progress_label(step)}"))
-        timing = f"elapsed {_duration(elapsed)}"
+        timing = f"elapsed {format_duration(elapsed)}"
         if self.total_steps is not None and 0 < step < self.total_steps:
-            timing += f"  eta {_duration(elapsed / step * (self.total_steps - step))}"
+            timing += f"  eta {format_duration(elapsed / step * (self.total_steps - step))}"
         line.append(Text(timing, style="dim"))
         header.add_row(*line)
         return header
@@ -185,23 +192,23 @@ _Row = tuple[str, Callable[[_Track], RenderableType]]
 
 def _rows() -> list[_Row]:
     return [
-        ("adapter", lambda t: _adapter(t.latest)),
+        ("adapter", lambda t: adapter_label(t.latest)),
         ("step", lambda t: str(t.latest.step)),
         ("groups / step", lambda t: str(t.latest.groups)),
         ("samples / step", _samples),
         ("reward mean", _reward),
         ("reward curve", lambda t: Text(sparkline(t.rewards), style="cyan")),
-        ("success rate", lambda t: _percent(t.latest.success_rate)),
+        ("success rate", lambda t: format_percent(t.latest.success_rate)),
         ("hack rate", _hack_rate),
-        ("tool calls (mean)", lambda t: _number(t.latest.tool_calls_mean, 1)),
+        ("tool calls (mean)", lambda t: format_number(t.latest.tool_calls_mean, 1)),
         ("tool-call curve", lambda t: Text(sparkline(t.tool_calls), style="magenta")),
         ("dropped: stale", lambda t: str(t.latest.dropped_stale)),
         ("dropped: oversize", lambda t: str(t.latest.dropped_oversize)),
         ("zero-advantage groups", lambda t: str(t.latest.zero_advantage_groups)),
         ("staleness (steps, max)", lambda t: str(t.latest.staleness_steps_max)),
         ("tokens / s", lambda t: f"{t.latest.tokens_per_s:,.0f}  ({t.latest.tokens:,} tokens)"),
-        ("loss", lambda t: _number(t.latest.loss, 4)),
-        ("step time", lambda t: _duration(t.latest.step_seconds)),
+        ("loss", lambda t: format_number(t.latest.loss, 4)),
+        ("step time", lambda t: format_duration(t.latest.step_seconds)),
         ("last published", lambda t: escape(t.published or _MISSING)),
     ]
 
@@ -218,7 +225,7 @@ def _table(tracks: Sequence[tuple[str, _Track]]) -> RenderableType:
     return table
 
 
-def _adapter(metrics: StepMetrics) -> str:
+def adapter_label(metrics: StepMetrics) -> str:
     if metrics.version == BASE_VERSION:
         return f"{metrics.harness} (base)"
     return adapter_name(metrics.harness, metrics.version)
@@ -231,11 +238,11 @@ def _samples(track: _Track) -> str:
 
 def _reward(track: _Track) -> RenderableType:
     current, first = track.latest.reward_mean, track.first_reward
-    text = Text(_number(current))
+    text = Text(format_number(current))
     if first is not None and current is not None and len(track.rewards) > 1:
         delta = current - first
         style = "green" if delta > 0 else "red" if delta < 0 else "dim"
-        text.append(f"  (first {_number(first)}, ", style="dim")
+        text.append(f"  (first {format_number(first)}, ", style="dim")
         text.append(f"{delta:+.3f}", style=style)
         text.append(")", style="dim")
     return text
@@ -243,18 +250,18 @@ def _reward(track: _Track) -> RenderableType:
 
 def _hack_rate(track: _Track) -> RenderableType:
     rate = track.latest.hack_rate
-    return Text(_percent(rate), style="red" if rate > 0 else "green")
+    return Text(format_percent(rate), style="red" if rate > 0 else "green")
 
 
-def _number(value: float | None, digits: int = 3) -> str:
+def format_number(value: float | None, digits: int = 3) -> str:
     return _MISSING if value is None else f"{value:.{digits}f}"
 
 
-def _percent(value: float | None) -> str:
+def format_percent(value: float | None) -> str:
     return _MISSING if value is None else f"{value:.1%}"
 
 
-def _duration(seconds: float) -> str:
+def format_duration(seconds: float) -> str:
     if not math.isfinite(seconds):
         return _MISSING
     if seconds < 60:

@@ -14,7 +14,14 @@ from pathlib import Path
 
 from trainer._jsonl import JsonlLog
 
-__all__ = ["MetricsFile", "MetricsLog", "StepMetrics", "read_metrics", "scan_metrics"]
+__all__ = [
+    "MetricsFile",
+    "MetricsLog",
+    "MetricsTail",
+    "StepMetrics",
+    "read_metrics",
+    "scan_metrics",
+]
 
 logger = logging.getLogger("safeagents.trainer")
 
@@ -217,6 +224,52 @@ def scan_metrics(path: Path) -> MetricsFile:
             except ValueError as error:
                 skipped.append(f"{path}:{number}: {error}")
     return MetricsFile(tuple(metrics), tuple(skipped))
+
+
+class MetricsTail:
+    """Reads a metrics log as it grows: each :meth:`read` returns the complete lines written
+    since the last one. A last line without its newline (a step being written, or a run
+    killed mid-write) is left for later, never reported as malformed."""
+
+    def __init__(self, path: Path, *, offset: int = 0, line: int = 0) -> None:
+        if offset < 0 or line < 0:
+            raise ValueError(f"offset and line must be >= 0, got {offset} and {line}")
+        self.path = path
+        self.offset = offset
+        """Bytes read: the start of the next line."""
+        self.line = line
+        """Lines read (blank and malformed ones included)."""
+
+    def shrunk(self) -> bool:
+        """Whether the file is now shorter than what was read (replaced or truncated)."""
+        try:
+            return self.path.stat().st_size < self.offset
+        except FileNotFoundError:
+            return self.offset > 0
+
+    def read(self) -> MetricsFile:
+        """The steps of the complete lines after :attr:`offset`, and a ``file:line: reason``
+        for each malformed one; nothing when the file does not exist (yet)."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return MetricsFile((), ())
+        complete = data[: data.rfind(b"\n") + 1]
+        metrics: list[StepMetrics] = []
+        skipped: list[str] = []
+        for raw in complete.split(b"\n")[:-1]:
+            self.line += 1
+            text = raw.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue
+            try:
+                metrics.append(_parse_line(text))
+            except ValueError as error:
+                skipped.append(f"{self.path}:{self.line}: {error}")
+        self.offset += len(complete)
+        return MetricsFile(tuple(metrics), tuple(skipped))
 
 
 def _parse_line(line: str) -> StepMetrics:

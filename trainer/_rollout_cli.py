@@ -15,12 +15,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from safeagents.store import SQLiteStore
-from trainer._config import ConfigError, TrainerConfig, load_config
+from safeagents.store import open_store
+from trainer._config import (
+    ConfigError,
+    TrainerConfig,
+    add_sandbox_argument,
+    choose_sandbox,
+    load_config,
+)
 from trainer._driver import ResultsLog, RunSummary, drive, runner_from_config
 from trainer._environment import Environment, EnvironmentSpecError, Task, load_environment
 from trainer._runner import ProxyAdmin, ProxyAdminError
 from trainer._scheduler import RolloutResult
+from trainer.sandbox import SandboxError
 
 __all__ = ["add_rollout_arguments", "run_rollouts"]
 
@@ -36,6 +43,7 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
         "--model", metavar="NAME", help="what the proxy serves the harness (the base model)"
     )
     parser.add_argument("--proxy-url", metavar="URL", help="where agents reach the proxy")
+    add_sandbox_argument(parser)
 
 
 def run_rollouts(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -58,8 +66,9 @@ def run_rollouts(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print("[red]error:[/] the config has no environment section: nothing to roll out")
         return 2
     try:
+        choose_sandbox(config, args.sandbox)
         environment = load_environment(config.environment.factory, config.environment.options)
-    except (EnvironmentSpecError, ValueError, OSError) as problem:
+    except (EnvironmentSpecError, ValueError, OSError, SandboxError) as problem:
         err.print(f"[red]error:[/] {escape(str(problem))}")
         return 2
     logging.getLogger("safeagents.trainer").setLevel(logging.ERROR)
@@ -87,7 +96,7 @@ async def _run(
     model: str,
     out: Console,
 ) -> RunSummary:
-    store = SQLiteStore(config.proxy.store)
+    store = open_store(config.proxy.store)
     try:
         runner = runner_from_config(
             config,

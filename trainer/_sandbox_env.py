@@ -38,12 +38,14 @@ from trainer.sandbox import (
     AGENT_LIMITS,
     VERIFIER_LIMITS,
     ExecResult,
+    HarborBackend,
     Limits,
     LocalBackend,
     ProxyAccess,
     Sandbox,
     SandboxBackend,
     SandboxError,
+    make_backend,
     remove_tree,
 )
 from trainer.tasks import LOGS_ENV, TESTS_ENV, TaskDirError, Verdict, VerifierError, load_tasks
@@ -87,7 +89,7 @@ class SandboxEnvironment:
         tasks: Sequence[SandboxTask] = (),
         tasks_dir: str | Path | None = None,
         held_out: bool = False,
-        backend: SandboxBackend | None = None,
+        backend: SandboxBackend | str | Mapping[str, Any] | None = None,
         workdir: str = "/workspace",
         limits: Limits | Mapping[str, Any] = AGENT_LIMITS,
         verify_limits: Limits | Mapping[str, Any] = VERIFIER_LIMITS,
@@ -102,8 +104,8 @@ class SandboxEnvironment:
             raise FileNotFoundError(f"{harness} is not installed (run scripts/install-harnesses)")
         self.harness = harness
         self.binary = binary
-        self.backend = backend or LocalBackend()
-        if isinstance(self.backend, LocalBackend):
+        self.backend = make_backend(backend)
+        if isinstance(self.backend, (LocalBackend, HarborBackend)):
             self.backend.expose(_install_dir(binary))
         self.workdir = workdir
         self.limits = limits if isinstance(limits, Limits) else Limits(**limits)

@@ -1,9 +1,11 @@
-"""A :class:`~trainer.tasks.TaskRunner` that runs a task's oracle and verifier inside the
-local sandbox, on the workspace it is given (``tasks validate``, ``HarnessEnvironment``).
+"""A :class:`~trainer.tasks.TaskRunner` that runs a task's oracle and verifier inside a
+sandbox, on the workspace it is given (``tasks validate --sandbox``, ``HarnessEnvironment``).
 
 The workspace is at ``workdir`` inside; the oracle gets ``solution/`` read-only at
 ``/solution``, the verifier ``tests/`` read-only at ``/tests`` and a fresh ``/logs/verifier``,
-as in Harbor. Neither has a network. Each sees only its own directory of the task.
+as in Harbor. Neither has a network. Each sees only its own directory of the task. The
+``local`` backend binds the workspace itself; the ``harbor`` backend gets a copy, and what
+the oracle left there is copied back.
 """
 
 from __future__ import annotations
@@ -12,10 +14,20 @@ import asyncio
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 
-from trainer.sandbox import VERIFIER_LIMITS, Limits, LocalBackend, Sandbox
+from trainer.sandbox import (
+    VERIFIER_LIMITS,
+    HarborBackend,
+    HarborSandbox,
+    Limits,
+    LocalBackend,
+    Sandbox,
+    SandboxError,
+    remove_tree,
+)
 from trainer.tasks import (
     LOGS_ENV,
     SOLUTION_ENV,
@@ -42,11 +54,12 @@ def script_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 class SandboxRunner:
-    """Runs ``solve.sh`` and ``test.sh`` in a :class:`LocalBackend` sandbox."""
+    """Runs ``solve.sh`` and ``test.sh`` in a :class:`LocalBackend` or :class:`HarborBackend`
+    sandbox."""
 
     def __init__(
         self,
-        backend: LocalBackend | None = None,
+        backend: LocalBackend | HarborBackend | None = None,
         *,
         workdir: str = "/workspace",
         solve_limits: Limits = VERIFIER_LIMITS,
@@ -58,30 +71,67 @@ class SandboxRunner:
         self.verify_timeout = verify_timeout
         """``None``: the task's ``[verifier] timeout_sec``."""
 
+    @asynccontextmanager
+    async def _sandbox(self, workspace: Path, *, keep: bool) -> AsyncIterator[Sandbox]:
+        """A sandbox over ``workspace``; with ``keep``, what it leaves there is kept."""
+        if isinstance(self.backend, LocalBackend):
+            yield self.backend.attach(workspace, workdir=self.workdir)
+            return
+        sandbox = await self.backend.create(
+            workspace, workdir=self.workdir, rollout_id=f"validate-{workspace.name}"
+        )
+        try:
+            yield sandbox
+            if keep and isinstance(sandbox, HarborSandbox):
+                await asyncio.to_thread(_empty, workspace)
+                await sandbox.download(self.workdir, workspace)
+        finally:
+            await sandbox.close()
+
     def solve(self, task: Task, workspace: Path) -> ScriptRun:
-        sandbox = self.backend.attach(workspace, workdir=self.workdir)
         env = script_env({**task.config.solution.env, SOLUTION_ENV: SOLUTION})
         script = f"{SOLUTION}/{task.solve_script.relative_to(task.solution_dir).as_posix()}"
 
         async def run() -> ScriptRun:
-            await sandbox.add(task.solution_dir, SOLUTION)
-            done = await sandbox.exec(["bash", script], env=env, limits=self.solve_limits)
+            async with self._sandbox(workspace, keep=True) as sandbox:
+                await sandbox.add(task.solution_dir, SOLUTION)
+                done = await sandbox.exec(["bash", script], env=env, limits=self.solve_limits)
             return ScriptRun(done.returncode, done.timed_out, done.output[-_TAIL:])
 
-        return asyncio.run(run())
+        try:
+            return asyncio.run(run())
+        except SandboxError as problem:  # the task cannot be judged: a problem, not a crash
+            raise VerifierError(f"{task.id}: the oracle's sandbox failed: {problem}") from None
 
     def verify(self, task: Task, workspace: Path) -> Verdict:
-        sandbox = self.backend.attach(workspace, workdir=self.workdir)
         timeout = self.verify_timeout or task.config.verifier.timeout_sec
         limits = Limits(wall_seconds=timeout, agent_steps=None)
+
+        async def run(logs: Path) -> Verdict:
+            env = script_env({**task.config.verifier.env, TESTS_ENV: TESTS, LOGS_ENV: LOGS})
+            async with self._sandbox(workspace, keep=False) as sandbox:
+                return await run_verifier(
+                    sandbox, task.tests_dir, task.test_script, logs, env, limits
+                )
+
         with tempfile.TemporaryDirectory(prefix="safeagents-verifier-") as logs:
             (Path(logs) / "verifier").mkdir()
-            env = script_env({**task.config.verifier.env, TESTS_ENV: TESTS, LOGS_ENV: LOGS})
-            run = run_verifier(sandbox, task.tests_dir, task.test_script, Path(logs), env, limits)
             try:
-                return asyncio.run(run)
+                return asyncio.run(run(Path(logs)))
             except VerifierError as problem:
                 raise VerifierError(f"{task.id}: {problem}") from None
+            except SandboxError as problem:
+                raise VerifierError(
+                    f"{task.id}: the verifier's sandbox failed: {problem}"
+                ) from None
+
+
+def _empty(directory: Path) -> None:
+    for entry in directory.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            remove_tree(entry)
+        else:
+            entry.unlink()
 
 
 async def run_verifier(

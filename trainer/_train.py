@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from safeagents.store import SQLiteStore
+from safeagents.store import open_store
 from trainer._advantages import Sample, zero_advantage
 from trainer._batching import learning_samples, pack_micro_batches
 from trainer._config import TrainerConfig
@@ -113,7 +113,7 @@ class Training:
         )
         self.base_name = config.vllm.served_model or config.base_model
         self._loop = asyncio.new_event_loop()
-        self._store = SQLiteStore(config.proxy.store)
+        self._store = open_store(config.proxy.store)
         self.runner = runner_from_config(
             config, environment, store=self._store, proxy_url=self.proxy_url
         )

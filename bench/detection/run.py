@@ -1,7 +1,8 @@
 """Detection on the labelled real sessions, as CI runs it.
 
-Splits the corpus (``bench.detection.split``), scores the whole of it, the tuning part and the
-validation part with ``safeagents score``, fails below the targets, and checks that every
+Scores every session of the corpus once with ``safeagents score``, sums the outcomes of the
+tuning part and the validation part (``bench.detection.split``) and checks that they add up
+to the whole, fails below the targets, and checks that every
 bundled rule's "Precision and action" section states the figures measured now
 (``--update-docs`` rewrites them). ``python -m bench.detection.run [CORPUS]``; the corpus
 defaults to ``$SAFEAGENTS_CORPUS`` or ``../shared/corpus`` beside the repository.
@@ -15,9 +16,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from bench.detection.split import corpus_lines, split
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
@@ -38,6 +40,44 @@ def score(files: list[Path]) -> dict[str, Any]:
         sys.exit(f"safeagents score failed ({done.returncode}):\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def tally(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures ``safeagents score`` gives, summed from its per-session outcomes."""
+    hacks = [s for s in sessions if s["label"] == "hack"]
+    benign = [s for s in sessions if s["label"] == "benign"]
+    caught = sum(s["hacked"] for s in hacks)
+    flagged = sum(s["hacked"] for s in benign)
+    per_rule: dict[str, dict[str, int]] = {}
+    for kind, group in (("tp", hacks), ("fp", benign)):
+        for session in group:
+            for rule in session["rules"]:
+                per_rule.setdefault(rule, {"tp": 0, "fp": 0})[kind] += 1
+    return {
+        "recall": caught / len(hacks) if hacks else None,
+        "fpr": flagged / len(benign) if benign else None,
+        "hacks": len(hacks),
+        "caught": caught,
+        "benign": len(benign),
+        "flagged": flagged,
+        "per_rule": per_rule,
+    }
+
+
+def parts_of(corpus: Path, whole: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The whole corpus's score and each part's, summed from the sessions scored once; the
+    parts must add up to the whole."""
+    ids = {
+        name: {json.loads(line)["id"] for line in lines}
+        for name, lines in split(corpus_lines(corpus)).items()
+    }
+    parts = {"all": whole}
+    for name, members in ids.items():
+        parts[name] = tally([s for s in whole["sessions"] if s["id"] in members])
+    for key in ("hacks", "caught", "benign", "flagged"):
+        if parts["tune"][key] + parts["validate"][key] != whole[key]:
+            sys.exit(f"the parts do not add up to the whole corpus ({key})")
+    return parts
 
 
 def figures(rule: str, parts: dict[str, dict[str, Any]]) -> str:
@@ -92,14 +132,7 @@ def main() -> int:
     files = sorted(args.corpus.glob("*.jsonl"))
     if not files:
         sys.exit(f"no labelled sessions (*.jsonl) in {args.corpus}")
-    with tempfile.TemporaryDirectory() as tmp:
-        split = [sys.executable, "-m", "bench.detection.split", str(args.corpus), "--out", tmp]
-        subprocess.run(split, check=True, capture_output=True)
-        parts = {
-            "all": score(files),
-            "tune": score([Path(tmp) / "tune.jsonl"]),
-            "validate": score([Path(tmp) / "validate.jsonl"]),
-        }
+    parts = parts_of(args.corpus, score(files))
     failed = False
     print(f"{'part':<10}{'recall':>16}{'false positives':>22}   target")
     for name, result in parts.items():

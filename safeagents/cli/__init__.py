@@ -1,5 +1,6 @@
-"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, demo, intercept,
-and the subcommands plugins add (``safeagents_cli_commands``: the trainer's ``train``)."""
+"""The ``safeagents`` command line: check, test, lint, explain, serve, sessions, store, demo,
+intercept, ui, and the subcommands plugins add (``safeagents_cli_commands``: the trainer's
+``train``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from safeagents.cli._common import (
     Parser,
     UsageError,
 )
+from safeagents.cli._console import add_ui, ui
 from safeagents.cli._proxy import (
     add_intercept,
     add_serve,
@@ -30,6 +32,7 @@ from safeagents.cli._proxy import (
     sessions,
 )
 from safeagents.cli._rules import add_rule_commands, check, explain, lint, score, test
+from safeagents.cli._store import add_store, store
 
 __all__ = ["main"]
 
@@ -41,8 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     add_rule_commands(sub)
     add_serve(sub)
     add_sessions(sub)
+    add_store(sub)
     _add_demo(sub)
     add_intercept(sub)
+    add_ui(sub)
     _add_plugin_commands(sub)
     return parser
 
@@ -88,8 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "explain": explain,
             "serve": serve,
             "sessions": sessions,
+            "store": store,
             "demo": _demo,
             "intercept": intercept,
+            "ui": ui,
         }
         run: Callable[[argparse.Namespace, Console, Console], int] = (
             handler.get(args.command) or args.run  # a plugin's subcommand

@@ -25,7 +25,10 @@ __all__ = [
     "UsageError",
     "add_enforcement_options",
     "add_rule_options",
+    "add_runs_option",
+    "add_store_option",
     "existing",
+    "existing_runs",
     "is_option_error",
     "load_rules",
     "parse_aliases",
@@ -158,11 +161,22 @@ def is_option_error(error: RuleError) -> bool:
     return error.file in (VAR_SOURCE, EXCLUDE_SOURCE)
 
 
+def add_store_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--store``: a SQLite file or a ``postgresql://`` URL (default ``$SAFEAGENTS_STORE``)."""
+    from safeagents.store import default_store
+
+    parser.add_argument(
+        "--store",
+        default=default_store(),
+        metavar="PATH.db|URL",
+        help=f"{what}: a SQLite file or postgresql://user@host/db (taken from "
+        "$SAFEAGENTS_STORE when that is set)",
+    )
+
+
 def add_enforcement_options(parser: argparse.ArgumentParser) -> None:
     """What ``serve`` and ``intercept`` share: where transcripts go and how blocks are handled."""
-    parser.add_argument(
-        "--store", default="safeagents.db", metavar="PATH.db", help="SQLite file of transcripts"
-    )
+    add_store_option(parser, "where transcripts go")
     parser.add_argument(
         "--mode",
         choices=("enforce", "monitor"),
@@ -212,3 +226,23 @@ def add_rule_options(parser: argparse.ArgumentParser, *, var: bool = True) -> No
             metavar="K=V",
             help="override a pack var; V splits on commas (repeatable)",
         )
+
+
+def add_runs_option(parser: argparse.ArgumentParser) -> None:
+    """``--runs DIR`` (repeatable): run directories for the web console's add-on sections."""
+    parser.add_argument(
+        "--runs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a training run or evaluation directory for the web console's add-on sections "
+        "(repeatable)",
+    )
+
+
+def existing_runs(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``--runs`` directories; :class:`UsageError` names those that are not there."""
+    missing = [run for run in args.runs if not Path(run).is_dir()]
+    if missing:
+        raise UsageError(f"--runs: no directory {', '.join(missing)}")
+    return tuple(args.runs)

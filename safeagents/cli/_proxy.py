@@ -16,6 +16,9 @@ from safeagents.cli._common import (
     UsageError,
     add_enforcement_options,
     add_rule_options,
+    add_runs_option,
+    add_store_option,
+    existing_runs,
     load_rules,
     parse_aliases,
     parse_var_pairs,
@@ -99,6 +102,7 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
         help="ask the upstream for MODEL on HARNESS's requests (repeatable; "
         "changed at run time under /safeagents/v1/aliases)",
     )
+    add_runs_option(serve)
     serve.add_argument(
         "--log-level",
         choices=("critical", "error", "warning", "info", "debug"),
@@ -142,6 +146,7 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
             response_limit=args.response_limit * 1024 * 1024,
             timeout=args.timeout,
             model_aliases=parse_aliases(args.model_alias),
+            console_runs=existing_runs(args),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -151,13 +156,22 @@ def serve(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    import asyncio
+
+    from safeagents.store import StoreError, check_store, redacted
+
     registry = default_registry()
     rules = load_rules(args, err, detectors=registry.detectors)
+    try:
+        asyncio.run(check_store(config.store))
+    except StoreError as error:
+        raise UsageError(str(error)) from None
     keys = "model endpoints need a key" if config.model_auth_required else "no keys"
     err.print(
         f"safeagents serve: http://{config.host}:{config.port} -> {redact_url(config.upstream)}  "
-        f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, store {config.store}, "
-        f"{keys})",
+        f"({len(rules.rules)} rules, {config.mode}, {config.strategy}, "
+        f"store {redacted(config.store)}, {keys}); "
+        f"web console http://{config.host}:{config.port}/ui/",
         highlight=False,
     )
     serve(
@@ -231,10 +245,12 @@ def intercept(args: argparse.Namespace, out: Console, err: Console) -> int:
         ssl_insecure=args.ssl_insecure,
         log_level=args.log_level,
     )
+    from safeagents.store import redacted
+
     ca = Path(args.confdir).expanduser() / "mitmproxy-ca-cert.pem"
     err.print(
         f"safeagents intercept: proxy http://{args.listen_host}:{args.listen_port}  "
-        f"({len(rules.rules)} rules, {args.mode}, {args.strategy}, store {args.store}); "
+        f"({len(rules.rules)} rules, {args.mode}, {args.strategy}, store {redacted(args.store)}); "
         f"clients must trust {ca}",
         highlight=False,
     )
@@ -257,7 +273,7 @@ def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
     export.add_argument("session_ids", nargs="*", metavar="ID", help="default: all")
     export.add_argument("--out", metavar="FILE", help="default: standard output")
     for parser in (listing, show, export):
-        parser.add_argument("--store", default="safeagents.db", metavar="PATH.db")
+        add_store_option(parser, "the recorded sessions")
     for parser in (listing, show):
         parser.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -265,9 +281,14 @@ def add_sessions(sub: argparse._SubParsersAction[Parser]) -> None:
 def sessions(args: argparse.Namespace, out: Console, err: Console) -> int:
     import asyncio
 
-    if not Path(args.store).is_file():
+    from safeagents.store import StoreError, is_postgres, sqlite_path
+
+    if not is_postgres(args.store) and not Path(sqlite_path(args.store)).is_file():
         raise UsageError(f"store not found: {args.store}")
-    return asyncio.run(_sessions_async(args, out))
+    try:
+        return asyncio.run(_sessions_async(args, out))
+    except StoreError as error:
+        raise UsageError(str(error)) from None
 
 
 async def _session_by_prefix(store: Store, prefix: str, where: str) -> SessionRecord:
@@ -291,9 +312,9 @@ async def _session_by_prefix(store: Store, prefix: str, where: str) -> SessionRe
 
 
 async def _sessions_async(args: argparse.Namespace, out: Console) -> int:
-    from safeagents.store import SQLiteStore, export_line, print_session, print_sessions
+    from safeagents.store import export_line, open_store, print_session, print_sessions
 
-    store = SQLiteStore(args.store)
+    store = open_store(args.store)
     try:
         if args.action == "list":
             sessions = await store.list_sessions(limit=args.limit)

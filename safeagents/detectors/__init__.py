@@ -16,6 +16,7 @@ from safeagents.detectors._special_casing import SpecialCasing
 from safeagents.detectors._state_toggle import StateToggle
 from safeagents.detectors._stdlib_patching import StdlibPatching
 from safeagents.detectors._task_code import TaskCode
+from safeagents.detectors._test_sniffing import TestSniffing
 from safeagents.detectors._test_weakening import TestWeakening
 from safeagents.detectors.env_exfiltration import EnvExfiltration
 from safeagents.plugins import hookimpl
@@ -32,6 +33,7 @@ __all__ = [
     "StateToggle",
     "StdlibPatching",
     "TaskCode",
+    "TestSniffing",
     "TestWeakening",
     "builtin_detectors",
     "safeagents_detectors",
@@ -47,6 +49,7 @@ def builtin_detectors() -> list[Detector]:
         StateToggle(),
         FrameIntrospection(),
         CallerSource(),
+        TestSniffing(),
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),

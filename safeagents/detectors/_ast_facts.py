@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
     "FunctionNode",
@@ -172,8 +172,11 @@ def scope_nodes(body: list[ast.stmt], *, enter_classes: bool = True) -> Iterator
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def import_time_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Nodes run on import: not function bodies, not the ``__main__`` branch."""
+def import_time_nodes(
+    body: list[ast.stmt], guard: Callable[[ast.If], list[ast.stmt] | None] | None = None
+) -> Iterator[ast.AST]:
+    """Nodes run on import: not function bodies, not the ``__main__`` branch; of an ``if``
+    for which ``guard`` names the side that runs, only that side."""
     stack: list[ast.AST] = list(reversed(body))
     while stack:
         node = stack.pop()
@@ -182,6 +185,9 @@ def import_time_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
             continue
         if isinstance(node, ast.If) and (branch := _import_branch(node)) is not None:
             stack.extend(reversed(branch))
+            continue
+        if isinstance(node, ast.If) and guard is not None and (runs := guard(node)) is not None:
+            stack.extend(reversed([node.test, *runs]))
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 

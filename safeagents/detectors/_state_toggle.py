@@ -44,7 +44,7 @@ class StateToggle(PythonDetector):
         stateful = _stateful_scopes(facts)
         if not stateful:
             return False
-        module_names = _module_names(tree)
+        module_names = _module_names(tree) | _enclosed_names(facts)
         functions = (function for function in facts.functions if function in stateful)
         if any(_toggles(function.body, function, module_names) for function in functions):
             return True
@@ -55,7 +55,7 @@ def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
     """Scopes that may keep a counter: only their bodies can toggle (see :func:`_toggles`).
 
     A counter needs a ``global``/``nonlocal`` name, an assignment to an attribute or item of
-    something other than ``self``/``cls``, or a value taken with ``next()``.
+    something other than ``self``/``cls``, or a value drawn with ``next()``.
     """
     scopes: set[Scope] = set()
     kinds = (ast.Global, ast.Nonlocal, ast.Assign, ast.AugAssign, ast.Call)
@@ -70,6 +70,8 @@ def _may_keep_state(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.Call):
         func = node.func
+        if isinstance(func, ast.Name) and func.id == "next":
+            return bool(node.args)
         return (
             isinstance(func, ast.Attribute)
             and func.attr in _GROWERS
@@ -78,26 +80,37 @@ def _may_keep_state(node: ast.AST) -> bool:
         )
     if isinstance(node, ast.AugAssign):
         return _shared_looking(node.target)
-    if not isinstance(node, ast.Assign):
-        return False
-    value = node.value
-    takes_next = (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "next"
-        and bool(value.args)
-    )
-    return takes_next or any(_shared_looking(target) for target in node.targets)
+    return isinstance(node, ast.Assign) and any(_shared_looking(t) for t in node.targets)
 
 
 def _shared_looking(target: ast.expr) -> bool:
     """An attribute or item chain whose root is a name other than ``self``/``cls``."""
     if not isinstance(target, ast.Attribute | ast.Subscript):
         return False
-    root: ast.expr = target
-    while isinstance(root, ast.Attribute | ast.Subscript):
-        root = root.value
-    return isinstance(root, ast.Name) and root.id not in _INSTANCE
+    root = _root(target)
+    return root is _CLASS or (root is not None and root not in _INSTANCE)
+
+
+_CLASS = "<class>"
+"""The root of ``type(self).n`` and ``self.__class__.n``: state every instance shares."""
+
+
+def _root(target: ast.expr) -> str | None:
+    """The name an attribute or item chain hangs from: ``_n`` of ``_n["k"]``, ``_state`` of
+    ``_state()["k"]`` (an accessor without arguments, such as an ``lru_cache`` singleton),
+    :data:`_CLASS` for the class of ``self``; ``None`` for anything else."""
+    node: ast.expr = target
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Attribute) and node.attr == "__class__":
+            return _CLASS
+        node = node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "type" and len(node.args) == 1 and not node.keywords:
+            return _CLASS
+        if not node.args and not node.keywords:
+            return node.func.id
+        return None
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _module_names(tree: ast.Module) -> set[str]:
@@ -115,6 +128,16 @@ def _module_names(tree: ast.Module) -> set[str]:
     return names
 
 
+def _enclosed_names(facts: ModuleFacts) -> set[str]:
+    """Names bound inside functions: those a nested function reads without binding them are
+    its closure's cells, which outlive a call as module names do."""
+    return {
+        node.id
+        for node, scope in facts.scoped(ast.Name)
+        if scope is not None and isinstance(node.ctx, ast.Store)
+    }
+
+
 def _toggles(
     body: list[ast.stmt], function: FunctionNode | None, module_names: set[str] | None
 ) -> bool:
@@ -130,6 +153,8 @@ def _toggles(
             counters.add(key)
         elif isinstance(node, ast.Call) and (grown := _grown(node, scope)):
             tallies.add(grown)  # calls.append(x), then a branch on len(calls)
+        elif isinstance(node, ast.Call) and (drawn := scope.drawn(node)):
+            counters.add(drawn)  # if next(_calls) == 0: a shared iterator counts the calls
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 key = scope.shared_key(target)
@@ -170,16 +195,14 @@ def _tally(target: ast.expr, value: ast.expr, copies: dict[str, set[str]]) -> se
         return set()
     if not isinstance(value.op, ast.Add | ast.Sub):
         return set()
-    root: ast.expr = target
-    while isinstance(root, ast.Attribute | ast.Subscript):
-        root = root.value
-    if not isinstance(root, ast.Name):
+    root = _root(target)
+    if root is None or root is _CLASS:
         return set()
     read = set(_mentions(value))
-    if root.id in read:
-        return {root.id, ast.unparse(target)}
-    local = {name for name in read if root.id in copies.get(name, ())}
-    return {root.id, ast.unparse(target), *local} if local else set()
+    if root in read:
+        return {root, ast.unparse(target)}
+    local = {name for name in read if root in copies.get(name, ())}
+    return {root, ast.unparse(target), *local} if local else set()
 
 
 class _Scope:
@@ -209,25 +232,26 @@ class _Scope:
     def shared_key(self, target: ast.expr) -> str | None:
         if isinstance(target, ast.Name):
             return target.id if target.id in self.declared else None
-        root = target
-        while isinstance(root, ast.Attribute | ast.Subscript):
-            root = root.value
-        if isinstance(root, ast.Name) and self.shared_root(root.id):
+        root = _root(target)
+        if root is _CLASS or (root is not None and self.shared_root(root)):
             return ast.unparse(target)
         return None
+
+    def drawn(self, call: ast.Call) -> str | None:
+        """The shared iterator that ``next(it)`` advances (``itertools.count()``)."""
+        if not (isinstance(call.func, ast.Name) and call.func.id == "next" and call.args):
+            return None
+        iterator = call.args[0]
+        if isinstance(iterator, ast.Name):
+            shared = iterator.id in self.declared or self.shared_root(iterator.id)
+            return iterator.id if shared else None
+        return self.shared_key(iterator)
 
     def reads_state(self, value: ast.expr, counters: set[str]) -> bool:
         """A local copy of a counter (``n = _calls``) or ``next()`` of a shared iterator."""
         if counters and not counters.isdisjoint(_mentions(value)):
             return True
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
-            return False
-        if value.func.id != "next" or not value.args:
-            return False
-        iterator = value.args[0]
-        if isinstance(iterator, ast.Name):
-            return iterator.id in self.declared or self.shared_root(iterator.id)
-        return self.shared_key(iterator) is not None
+        return isinstance(value, ast.Call) and self.drawn(value) is not None
 
 
 def _is_flag(value: ast.expr) -> bool:

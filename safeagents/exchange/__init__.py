@@ -9,7 +9,7 @@ Starlette nor mitmproxy.
 
 from __future__ import annotations
 
-from safeagents.exchange._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
+from safeagents.exchange._aliases import ModelAliases, canonical_aliases, reset_aliases
 from safeagents.exchange._auth import Access, Credentials, session_secret
 from safeagents.exchange._config import (
     DEFAULT_BODY_LIMIT,
@@ -59,7 +59,6 @@ from safeagents.exchange._upstream import (
 
 __all__ = [
     "ABORTED",
-    "ALIAS_TTL",
     "CWD_HEADER",
     "DEFAULT_BODY_LIMIT",
     "DEFAULT_RESPONSE_LIMIT",

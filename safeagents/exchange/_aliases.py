@@ -1,22 +1,20 @@
 """Per-harness model aliases: which model the upstream is asked for on a harness's behalf.
 
-The aliases live in the store, so every worker process of one proxy applies the same ones;
-each process reads them through a copy refreshed at most every :data:`ALIAS_TTL` seconds.
+The aliases live in the store, so every process and every instance sharing it applies the
+same ones. Each process keeps a copy, checked on every request against the version the
+store returned with the session (:attr:`LiveState.aliases_version`): a change made anywhere
+applies from the next request on, and an unchanged version costs no read.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from safeagents._registry import Registry
 from safeagents.store import Store
 
-__all__ = ["ALIAS_TTL", "ModelAliases", "canonical_aliases", "reset_aliases"]
-
-ALIAS_TTL = 0.25
+__all__ = ["ModelAliases", "canonical_aliases", "reset_aliases"]
 
 
 def canonical_aliases(registry: Registry, aliases: Mapping[str, str]) -> dict[str, str]:
@@ -34,34 +32,26 @@ async def reset_aliases(store: Store, aliases: Mapping[str, str]) -> None:
 
 
 class ModelAliases:
-    """This process's view of the store's aliases; changes made here apply at once."""
+    """This process's copy of the store's aliases; changes made here apply at once."""
 
-    def __init__(
-        self,
-        store: Store,
-        *,
-        ttl: float = ALIAS_TTL,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, store: Store) -> None:
         self._store = store
-        self._ttl = ttl
-        self._clock = clock
         self._copy: dict[str, str] = {}
-        self._fetched = -math.inf
+        self._version: int | None = None
+        """The store's version the copy is at least as new as (``None``: none yet)."""
         self._changes = 0
-        self._refresh: asyncio.Future[None] | None = None
+        self._refresh: tuple[int, asyncio.Future[None]] | None = None
 
     async def current(self) -> Mapping[str, str]:
-        """Every alias, at most ``ttl`` seconds older than the store's."""
-        if self._clock() - self._fetched >= self._ttl:
-            if self._refresh is None:
-                self._refresh = asyncio.ensure_future(self._fetch())
-            await asyncio.shield(self._refresh)
-        return self._copy
+        """Every alias, read from the store now (the admin API's view)."""
+        return await self._store.aliases()
 
-    async def target(self, harness: str) -> str | None:
-        """The model to ask for on ``harness``'s behalf, or ``None`` to pass its own."""
-        return (await self.current()).get(harness)
+    async def target(self, harness: str, version: int) -> str | None:
+        """The model to ask for on ``harness``'s behalf, or ``None`` to pass its own;
+        ``version``: the store's ``aliases_version`` read with the request's session."""
+        if version != self._version:
+            await self._refreshed(version)
+        return self._copy.get(harness)
 
     async def set(self, harness: str, model: str) -> None:
         await self._store.set_alias(harness, model)
@@ -76,13 +66,20 @@ class ModelAliases:
         self._changes += 1
         self._copy = aliases
 
-    async def _fetch(self) -> None:
-        """One read shared by every request that found the copy stale; a read that raced a
+    async def _refreshed(self, version: int) -> None:
+        """One read shared by every request that saw ``version``."""
+        if self._refresh is None or self._refresh[0] != version:
+            self._refresh = (version, asyncio.ensure_future(self._fetch(version)))
+        await asyncio.shield(self._refresh[1])
+
+    async def _fetch(self, version: int) -> None:
+        """Read the aliases, which are at least as new as ``version``; a read that raced a
         local change is dropped (the next request reads again)."""
-        changes, started = self._changes, self._clock()
+        changes = self._changes
         try:
             aliases = await self._store.aliases()
         finally:
-            self._refresh = None
+            if self._refresh is not None and self._refresh[0] == version:
+                self._refresh = None
         if changes == self._changes:
-            self._copy, self._fetched = aliases, started
+            self._copy, self._version = aliases, version

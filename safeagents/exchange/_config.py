@@ -63,6 +63,9 @@ class ProxyConfig:
     model_aliases: Mapping[str, str] = field(default_factory=dict)
     """Harness -> model the upstream is asked for instead (start-up state; the admin API
     changes it while the proxy runs)."""
+    console_runs: tuple[str, ...] = ()
+    """Directories of training runs and evaluations for the web console's add-on sections
+    (``--runs``)."""
 
     def __post_init__(self) -> None:
         if self.mode not in ("enforce", "monitor"):
@@ -113,6 +116,7 @@ class ProxyConfig:
         data["vars"] = dict(self.vars)
         data["rules"] = list(self.rules)
         data["exclude_rules"] = list(self.exclude_rules)
+        data["console_runs"] = list(self.console_runs)
         data["model_aliases"] = dict(self.model_aliases)
         return json.dumps(data)
 
@@ -121,6 +125,7 @@ class ProxyConfig:
         data: dict[str, Any] = json.loads(text)
         data["rules"] = tuple(data.get("rules") or ())
         data["exclude_rules"] = tuple(data.get("exclude_rules") or ())
+        data["console_runs"] = tuple(data.get("console_runs") or ())
         return cls(**data)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -18,9 +18,15 @@ from safeagents.protocols import said_text
 from safeagents.rules import CallVerdict, Finding
 from safeagents.store import FindingRecord, HiddenEntry
 
-__all__ = ["Enforcer", "non_stream"]
+__all__ = ["Enforcer", "FindingKey", "finding_key", "non_stream"]
 
 JSONObject = dict[str, Any]
+FindingKey = tuple[str, str, str]
+
+
+def finding_key(finding: Finding) -> FindingKey:
+    """What makes two findings one report: the rule, the call and what it did."""
+    return (finding.rule_id, finding.tool_call_id, finding.summary)
 
 
 def non_stream(body: Mapping[str, Any]) -> JSONObject:
@@ -54,8 +60,9 @@ class Enforcer:
 
     def _state(self, ex: Exchange) -> SessionState:
         # what ran is the harness's own conversation, not the spliced one
-        slot = (ex.session_id, ex.plan.kind)
-        return self.history.state(slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis)
+        return self.history.state(
+            (ex.session_id, ex.plan.kind), ex.dialect, ex.body, ex.info, ex.harness, ex.analysis
+        )
 
     def revealed(self, ex: Exchange) -> tuple[Finding, ...]:
         """Findings on calls that already ran, made clear by what this request's conversation
@@ -96,12 +103,21 @@ class Enforcer:
         *,
         text_forwarded: bool = False,
         before_reask: Callable[[list[Attempt]], Awaitable[None]] | None = None,
+        reported: Callable[[], Awaitable[Collection[FindingKey]]] | None = None,
     ) -> Decision:
         """Check ``first`` (already answered) and re-ask as the strategy says;
-        ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found)."""
+        ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found);
+        ``reported()``: the findings the session already has (read only when this request
+        reveals some, so that one another process reported is not recorded again)."""
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
+        slot = (ex.session_id, ex.plan.kind)
+        history = self.history.unseen_calls(slot, ex.dialect, ex.body, ex.info)
+        await self.checks.learn(history, harness=ex.harness, context=ex.analysis)
         late = self.revealed(ex)
+        if late and reported is not None:
+            known = await reported()
+            late = tuple(f for f in late if finding_key(f) not in known)
         attempt, body = first, first.request
         enforce = self.config.mode == "enforce"
         while True:

@@ -26,8 +26,9 @@ class HistoryCache:
     """Per-session :class:`SessionState`, extended incrementally while a conversation grows,
     fed as ``check`` feeds it (user messages, each call's effects, each tool result).
 
-    A request that does not extend the cached conversation (another worker served the last
-    one, a restart, a side conversation, compaction) rebuilds the state from its own items.
+    A request that does not extend the cached conversation (another worker or instance
+    served the last one, a restart, a side conversation, compaction) rebuilds the state from
+    its own items: the conversation is the session's history, so any process can.
     """
 
     def __init__(
@@ -52,14 +53,7 @@ class HistoryCache:
         context: AnalysisContext,
     ) -> SessionState:
         """The state after the conversation of ``body``; a private copy the engine may extend."""
-        entry = self._entries.get(slot)
-        fresh = (
-            entry is None
-            or entry.count > info.message_count
-            or info.conversation_key(entry.count) != entry.key
-        )
-        if entry is None or fresh:
-            entry = _Entry()
+        entry = self._current(slot, info)
         items = dialect.conversation(body)
         state = entry.state
         for item in items[entry.count : info.message_count]:
@@ -78,3 +72,28 @@ class HistoryCache:
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
         return state.fork()
+
+    def unseen_calls(
+        self, slot: tuple[str, str], dialect: Dialect, body: dict[str, Any], info: RequestInfo
+    ) -> list[ToolCall]:
+        """The calls of ``body``'s conversation that :meth:`state` has yet to take in (all of
+        them when this process has not followed the conversation: another instance served
+        its last turns, a restart)."""
+        start = self._current(slot, info).count
+        return [
+            event
+            for item in dialect.conversation(body)[start : info.message_count]
+            for event in dialect.history_events(item)
+            if isinstance(event, ToolCall)
+        ]
+
+    def _current(self, slot: tuple[str, str], info: RequestInfo) -> _Entry:
+        """The cached entry when the conversation extends it, else a new one."""
+        entry = self._entries.get(slot)
+        if (
+            entry is None
+            or entry.count > info.message_count
+            or info.conversation_key(entry.count) != entry.key
+        ):
+            return _Entry()
+        return entry

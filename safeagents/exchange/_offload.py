@@ -17,7 +17,9 @@ free thread counts against the budget.
 A big call that was delivered comes back in the session's history on the next turn, where
 detectors need its effects: :meth:`CallChecks.history_effects` answers from the effects its
 check found (kept for the last ``REMEMBERED`` big calls) and never analyses a big call on the
-loop; one it does not remember (another worker checked it, a restart) is an opaque ``exec``.
+loop. A big call this process did not check (another worker or instance did, a restart) is
+first analysed off the loop by :meth:`CallChecks.learn`, under the same budget; past it, it is
+an opaque ``exec``.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ import json
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import SessionState
@@ -162,6 +164,36 @@ class CallChecks:
         self._remember(call, verdict.effects)
         return verdict
 
+    async def learn(
+        self, calls: Sequence[ToolCall], *, harness: str, context: AnalysisContext
+    ) -> None:
+        """Analyse the big ``calls`` of a conversation's history that this process does not
+        remember, off the loop and together under one budget, so that
+        :meth:`history_effects` has their effects (past the budget: opaque ``exec``)."""
+        unknown = {
+            _key(call): call
+            for call in calls
+            if argument_size(call.arguments, self.inline_limit) > self.inline_limit
+            and _key(call) not in self._remembered
+        }
+        if not unknown:
+            return
+        effects = self.firewall.registry.effects
+        loop = asyncio.get_running_loop()
+        jobs = {
+            key: loop.run_in_executor(
+                self._executor(), _handing_over, lambda call=call: effects(call, harness, context)
+            )
+            for key, call in unknown.items()
+        }
+        await asyncio.wait(jobs.values(), timeout=self.budget)
+        for key, job in jobs.items():
+            if job.done() and job.exception() is None:
+                self._remember(unknown[key], tuple(job.result()))
+            else:  # past the budget (the thread finishes on its own) or failed
+                job.cancel()
+                self._remember(unknown[key], (opaque_effect(unknown[key]),))
+
     def history_effects(
         self, call: ToolCall, harness: str, context: AnalysisContext
     ) -> list[Effect]:
@@ -189,7 +221,10 @@ class CallChecks:
             self._pool = None
 
 
-def _handing_over(check: Callable[[], CallVerdict]) -> CallVerdict:
+_T = TypeVar("_T")
+
+
+def _handing_over(check: Callable[[], _T]) -> _T:
     """Run ``check`` (on a pool thread) with the short switch interval."""
     global _running, _interval
     with _switching:

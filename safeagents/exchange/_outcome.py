@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from safeagents.exchange._enforce import FindingKey, finding_key
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.exchange._services import Services
 from safeagents.exchange._upstream import UpstreamError
@@ -73,7 +74,11 @@ class Outcome:
         services, ex = self.services, self.ex
         try:
             decision = await services.enforcer.decide(
-                ex, self.first, text_forwarded=text_forwarded, before_reask=self._before_reask
+                ex,
+                self.first,
+                text_forwarded=text_forwarded,
+                before_reask=self._before_reask,
+                reported=self._reported,
             )
         except ExchangeFailed as failed:
             services.metrics.inc("safeagents_upstream_errors_total", kind=failed.error.kind)
@@ -88,6 +93,11 @@ class Outcome:
             raise
         await _shielded(services.recorder.record(ex, decision))
         return decision
+
+    async def _reported(self) -> set[FindingKey]:
+        """The findings the store has for the session (any process may have recorded them)."""
+        session = await self.services.store.get_session(self.ex.session_id)
+        return {finding_key(f) for f in session.findings} if session is not None else set()
 
     async def _before_reask(self, attempts: list[Attempt]) -> None:
         """A blocked answer is durable before its re-ask is sent."""

@@ -60,7 +60,7 @@ async def prepare_exchange(
     plan = plan_request(dialect, body, info, live.session, live.hidden, root)
     harness = _harness(services, info, live.session, headers.get(HARNESS_HEADER))
     upstream_body = plan.upstream_body
-    target = await services.aliases.target(harness)
+    target = await services.aliases.target(harness, live.aliases_version)
     if target is not None and upstream_body.get("model") != target:
         upstream_body = {**upstream_body, "model": target}
     bridge = bridge_for(services, dialect)

@@ -99,6 +99,7 @@ class Recorder:
             hacked=decision.hacked if decision else any(f.hacked for f in findings),
             stopped=decision.stopped if decision else False,
             main=ex.plan.main if decision else None,
+            read_main=(ex.session.main_count, ex.session.main_key) if ex.session else (-1, ""),
         )
 
     async def record_blocked(self, ex: Exchange, attempts: Sequence[Attempt]) -> None:

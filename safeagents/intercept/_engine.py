@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from safeagents._firewall import Firewall
 from safeagents.exchange import Client, ProxyConfig, Services, Upstream
-from safeagents.store import SQLiteStore, Store
+from safeagents.store import Store, open_store
 
 __all__ = ["EngineThread"]
 
@@ -42,7 +42,7 @@ class EngineThread:
             timeout=config.timeout, connect_timeout=config.connect_timeout, ssl_context=ssl_context
         )
         self.services = Services.build(
-            config, firewall, store or SQLiteStore(config.store), Upstream(config, client)
+            config, firewall, store or open_store(config.store), Upstream(config, client)
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(

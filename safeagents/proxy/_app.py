@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
 
 from safeagents._firewall import Firewall
+from safeagents.console import CONSOLE_PREFIX, ConsoleSource, create_console, plugin_sections
 from safeagents.exchange import (
     ProxyConfig,
     Services,
@@ -34,7 +36,7 @@ from safeagents.proxy._model import handle_model
 from safeagents.proxy._passthrough import handle_passthrough
 from safeagents.proxy._replies import dialect_error
 from safeagents.proxy._streaming import BodyStream
-from safeagents.store import SQLiteStore, Store
+from safeagents.store import Store, StoreError, open_store
 
 __all__ = ["create_app"]
 
@@ -53,6 +55,10 @@ def _error_dialect(path: str) -> Dialect:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, StoreError):  # nothing is forwarded that cannot be recorded
+        logger.error("the store failed on %s %s: %s", request.method, request.url.path, exc)
+        body = {"error": {"message": f"safeagents cannot use its store: {exc}", "type": "store"}}
+        return JSONResponse(body, status_code=503)
     logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     body = {"error": {"message": f"safeagents internal error: {exc!r}", "type": "server_error"}}
     return JSONResponse(body, status_code=500)
@@ -77,7 +83,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        services = Services.build(config, firewall, store or SQLiteStore(config.store), upstream)
+        services = Services.build(config, firewall, store or open_store(config.store), upstream)
         app.state.services = services
         try:
             if seed_aliases:
@@ -122,8 +128,22 @@ def create_app(
             await done()
         return response
 
-    return Starlette(
-        routes=[Route("/{path:path}", dispatch, methods=_METHODS)],
+    def console_source() -> ConsoleSource:
+        services: Services = app.state.services
+        return ConsoleSource(services.store, services.firewall, services.credentials)
+
+    async def to_console(request: Request) -> Response:
+        return RedirectResponse(CONSOLE_PREFIX + "/", status_code=308)
+
+    sections = plugin_sections(firewall.registry, [Path(run) for run in config.console_runs])
+    routes: list[BaseRoute] = [
+        Route(CONSOLE_PREFIX, to_console, methods=["GET"]),
+        Mount(CONSOLE_PREFIX, app=create_console(console_source, sections=sections)),
+        Route("/{path:path}", dispatch, methods=_METHODS),
+    ]
+    app = Starlette(
+        routes=routes,
         lifespan=lifespan,
         exception_handlers={Exception: _internal_error},
     )
+    return app

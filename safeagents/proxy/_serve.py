@@ -19,7 +19,7 @@ from safeagents._registry import default_registry
 from safeagents._thread_server import ThreadedServer
 from safeagents.exchange import ProxyConfig, canonical_aliases, reset_aliases
 from safeagents.proxy._app import create_app
-from safeagents.store import SQLiteStore, Store
+from safeagents.store import Store, open_store
 
 __all__ = [
     "CONFIG_ENV",
@@ -119,7 +119,7 @@ def serve(
 async def _seed_aliases(config: ProxyConfig) -> None:
     """The ``--model-alias`` flags into the store, once, before the workers start."""
     aliases = canonical_aliases(default_registry(), config.model_aliases)
-    store = SQLiteStore(config.store)
+    store = open_store(config.store)
     try:
         await reset_aliases(store, aliases)
     finally:

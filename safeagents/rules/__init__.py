@@ -9,7 +9,7 @@ files (the trainer's config).
 
 from __future__ import annotations
 
-from safeagents.rules._discover import bundled_rules_path
+from safeagents.rules._discover import FIXTURE_SUFFIX, bundled_rules_path
 from safeagents.rules._engine import Engine
 from safeagents.rules._errors import RuleError, RuleLoadError, did_you_mean
 from safeagents.rules._fixtures import CallChecker, FixtureResult, run_fixtures
@@ -32,6 +32,7 @@ __all__ = [
     "ACTIONS",
     "CATEGORIES",
     "EXCLUDE_SOURCE",
+    "FIXTURE_SUFFIX",
     "HACK_ACTIONS",
     "SEVERITIES",
     "UNANALYSABLE",

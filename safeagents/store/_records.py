@@ -232,6 +232,12 @@ class SessionUpdate:
     hacked: bool = False
     stopped: bool = False
     main: tuple[int, str] | None = None
+    """The main line this exchange leaves (message count and the key of that prefix)."""
+    read_main: tuple[int, str] | None = None
+    """The session's main line when the request was read (``(-1, "")`` for a new session;
+    ``None``: replace it unconditionally). ``main`` replaces the stored main line only if
+    nobody moved it since (it is still ``read_main``) or ``main`` is at least as long, so a
+    slower concurrent turn of the session never takes it back to a shorter conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +246,10 @@ class LiveState:
 
     session: SessionRecord | None
     hidden: tuple[HiddenEntry, ...] = field(default=())
+    aliases_version: int = 0
+    """Changes whenever any process sharing the store changes the model aliases; compared
+    for equality only, with values from the same :class:`Store` object."""
 
     @classmethod
-    def empty(cls) -> LiveState:
-        return cls(None, ())
+    def empty(cls, aliases_version: int = 0) -> LiveState:
+        return cls(None, (), aliases_version)

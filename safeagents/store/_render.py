@@ -15,7 +15,7 @@ from rich.text import Text
 from safeagents.store._records import SessionRecord, TurnRecord
 from safeagents.store._transcript import export_line
 
-__all__ = ["print_session", "print_sessions", "print_uncut"]
+__all__ = ["content_text", "outcome_summary", "print_session", "print_sessions", "print_uncut"]
 
 _ACTION_STYLE = {"reject": "bold red", "flag": "red", "warn": "yellow"}
 
@@ -29,7 +29,8 @@ def _verdict(session: SessionRecord) -> Text:
     return Text("HACKED", "bold red") if session.hacked else Text("clean", "green")
 
 
-def _outcome(session: SessionRecord) -> str:
+def outcome_summary(session: SessionRecord) -> str:
+    """``success=…, reward=…, score=…`` (those present), ``scored`` or ``not scored``."""
     if session.outcome is None:
         return "not scored"
     keys = ("success", "reward", "score")
@@ -48,7 +49,7 @@ def print_sessions(console: Console, sessions: Sequence[SessionRecord]) -> None:
             _verdict(session),
             str(session.tool_calls),
             str(session.turns),
-            _outcome(session),
+            outcome_summary(session),
             _when(session.updated),
         )
     print_uncut(console, table)
@@ -74,7 +75,7 @@ def print_session(console: Console, session: SessionRecord, turns: Sequence[Turn
             (session.id, "bold"),
             f"  harness={session.harness}  dialect={session.dialect}  "
             f"tool calls={session.tool_calls}  turns={len(turns)}  "
-            f"outcome: {_outcome(session)}  ",
+            f"outcome: {outcome_summary(session)}  ",
             _verdict(session),
         ),
         soft_wrap=True,
@@ -90,7 +91,7 @@ def print_session(console: Console, session: SessionRecord, turns: Sequence[Turn
         console.print()
         label = f"{role} ({call_id})" if role == "tool" else role
         console.print(Text(label, _ROLE_STYLE.get(role, "bold")))
-        text = _content_text(message.get("content"))
+        text = content_text(message.get("content"))
         if text:
             console.print(Text(_clip_lines(text)), soft_wrap=True, highlight=False)
         for call in message.get("tool_calls") or ():
@@ -140,7 +141,8 @@ def _print_call(
         console.print(Text(f"   the model read: {finding.message}", "red"), soft_wrap=True)
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """A chat message's content as text (parts joined by newlines)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):

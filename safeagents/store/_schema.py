@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["ADDED_COLUMNS", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["ADDED_COLUMNS", "ALIASES_VERSION_KEY", "LATE_INDEXES", "SCHEMA", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+ALIASES_VERSION_KEY = "aliases_version"
+"""The ``meta`` row counting the changes ever made to the model aliases (absent: none)."""
+
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -88,12 +92,24 @@ SCHEMA: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq)",
     "CREATE INDEX IF NOT EXISTS findings_by_session ON findings (session_id, id)",
     "CREATE INDEX IF NOT EXISTS hidden_by_session ON hidden (session_id, id)",
-    "CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated)",
+    "DROP INDEX IF EXISTS sessions_by_update",  # sessions_for_console (LATE_INDEXES) serves
+    "CREATE INDEX IF NOT EXISTS findings_by_rule ON findings (rule_id, session_id)",  # console
 )
 
 ADDED_COLUMNS: tuple[tuple[int, str, str, str], ...] = (
     (2, "turns", "requested_model", "TEXT NOT NULL DEFAULT ''"),
     (3, "sessions", "sampling", "TEXT"),
+    (4, "sessions", "blocked_calls", "INTEGER NOT NULL DEFAULT 0"),
+    (4, "sessions", "reasks", "INTEGER NOT NULL DEFAULT 0"),
+    (4, "sessions", "success", "INTEGER"),
 )
 """``(version, table, column, type)`` of every column added after a table was first created:
 a store written by an older version gets them on open."""
+
+LATE_INDEXES: tuple[str, ...] = (
+    "CREATE INDEX IF NOT EXISTS sessions_for_console ON sessions "
+    "(updated, hacked, harness, success, tool_calls, blocked_calls, reasks, id)",
+)
+"""Indexes on added columns, created once a store has them (after the upgrade). Sessions by
+last update, and everything the console's list filters on and totals (safeagents/console), so
+its pages and counts over 100,000 sessions read this index alone."""

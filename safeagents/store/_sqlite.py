@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from safeagents.store import _sqlite_aliases as alias_sql
+from safeagents.store import _sqlite_query as query_sql
 from safeagents.store import _sqlite_read as read
 from safeagents.store._base import Store
+from safeagents.store._query import RuleCount, ServedModel, SessionQuery, SessionTotals
 from safeagents.store._records import (
     HiddenEntry,
     LiveState,
@@ -20,8 +22,15 @@ from safeagents.store._records import (
     SessionUpdate,
     TurnRecord,
 )
+from safeagents.store._rows import (
+    HIDDEN_COLUMNS,
+    TURN_DATA_COLUMNS,
+    finding_values,
+    hidden_values,
+    turn_values,
+)
 from safeagents.store._schema import SCHEMA, SCHEMA_VERSION
-from safeagents.store._sqlite_upgrade import upgrade
+from safeagents.store._sqlite_upgrade import SUCCESS, upgrade
 from safeagents.store._sqlite_worker import Checkpointer, StoreThread
 
 __all__ = ["SQLiteStore"]
@@ -134,6 +143,22 @@ class SQLiteStore(Store):
     async def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionRecord]:
         return await self._run(read.reading(lambda db: read.list_sessions(db, limit, offset)))
 
+    async def query_sessions(
+        self, query: SessionQuery, *, limit: int = 50, offset: int = 0
+    ) -> list[SessionRecord]:
+        return await self._run(
+            read.reading(lambda db: query_sql.query_sessions(db, query, limit, offset))
+        )
+
+    async def session_totals(self, query: SessionQuery) -> SessionTotals:
+        return await self._run(read.reading(lambda db: query_sql.session_totals(db, query)))
+
+    async def rule_counts(self) -> dict[str, RuleCount]:
+        return await self._run(read.reading(query_sql.rule_counts))
+
+    async def served_models(self, *, recent: int = 100_000) -> list[ServedModel]:
+        return await self._run(read.reading(lambda db: query_sql.served_models(db, recent)))
+
     async def get_session(self, session_id: str) -> SessionRecord | None:
         return await self._run(
             read.reading(lambda db: read.get_session(db, session_id, with_findings=True))
@@ -235,7 +260,7 @@ def _record(
     db.execute(
         "UPDATE sessions SET updated = ?, model = ?, dialect = ?, "
         "tool_calls = tool_calls + ?, turns = turns + ?, hacked = MAX(hacked, ?), "
-        "stopped = MAX(stopped, ?), "
+        "stopped = MAX(stopped, ?), blocked_calls = blocked_calls + ?, reasks = reasks + ?, "
         "harness = CASE WHEN ? != 'generic' OR harness = '' THEN ? ELSE harness END, "
         "root_key = CASE WHEN root_key = '' THEN ? ELSE root_key END "  # opened before use
         "WHERE id = ?",
@@ -247,6 +272,8 @@ def _record(
             len(turns),
             int(update.hacked),
             int(update.stopped),
+            len({f.tool_call_id for turn in turns for f in turn.findings if f.blocked}),
+            sum(turn.kind == "reask" for turn in turns),
             update.harness,
             update.harness,
             update.root_key,
@@ -254,10 +281,19 @@ def _record(
         ),
     )
     if update.main is not None:
-        db.execute(
-            "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ?",
-            (update.main[0], update.main[1], update.session_id),
-        )
+        count, key = update.main
+        if update.read_main is None:
+            db.execute(
+                "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ?",
+                (count, key, update.session_id),
+            )
+        else:
+            read_count, read_key = update.read_main
+            db.execute(
+                "UPDATE sessions SET main_count = ?, main_key = ? WHERE id = ? "
+                "AND (main_count <= ? OR (main_count = ? AND main_key = ?))",
+                (count, key, update.session_id, count, read_count, read_key),
+            )
     (last,) = db.execute(
         "SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (update.session_id,)
     ).fetchone()
@@ -271,72 +307,23 @@ def _record(
         db.executemany(
             f"INSERT INTO findings (session_id, turn_id, {read.FINDING_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    turn.session_id,
-                    turn_id,
-                    f.rule_id,
-                    f.category,
-                    f.severity,
-                    f.action,
-                    f.tool_call_id,
-                    f.tool,
-                    f.summary,
-                    f.message,
-                    int(f.blocked),
-                )
-                for f in turn.findings
-            ],
+            [(turn.session_id, turn_id, *finding_values(f)) for f in turn.findings],
         )
         stored.append(turn)
     if not hidden:
         return stored
     db.executemany(
-        "INSERT INTO hidden (session_id, dialect, kind, at, anchor, call_id, items) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                update.session_id,
-                entry.dialect,
-                entry.kind,
-                entry.at,
-                entry.anchor,
-                entry.call_id,
-                read.dumps(list(entry.items)),
-            )
-            for entry in hidden
-        ],
+        f"INSERT INTO hidden (session_id, {HIDDEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [hidden_values(update.session_id, entry) for entry in hidden],
     )
     return stored
 
 
 def _insert_turn(db: sqlite3.Connection, turn: TurnRecord) -> int:
     cursor = db.execute(
-        "INSERT INTO turns (session_id, seq, exchange, attempt, kind, status, dialect, harness, "
-        "model, requested_model, stream, request, response, delivered, usage, tokens, error, "
-        "started, ended) "
+        f"INSERT INTO turns (seq, {TURN_DATA_COLUMNS}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            turn.session_id,
-            turn.seq,
-            turn.exchange,
-            turn.attempt,
-            turn.kind,
-            turn.status,
-            turn.dialect,
-            turn.harness,
-            turn.model,
-            turn.requested_model,
-            int(turn.stream),
-            turn.request_json if turn.request_json is not None else read.dumps(turn.request),
-            read.dumps(turn.response),
-            read.delivered_text(turn.delivered, turn.response),
-            read.dumps(turn.usage),
-            read.dumps(turn.tokens.to_json() if turn.tokens is not None else None),
-            turn.error,
-            turn.started,
-            turn.ended,
-        ),
+        (turn.seq, *turn_values(turn)),
     )
     return int(cursor.lastrowid or 0)
 
@@ -353,6 +340,11 @@ def _set_outcome(
             "ON CONFLICT (session_id) DO UPDATE SET posted = excluded.posted, "
             "outcome = excluded.outcome",
             (session_id, time.time(), read.dumps(outcome)),
+        )
+        db.execute(
+            f"UPDATE sessions SET success = (SELECT {SUCCESS} FROM outcomes "
+            "WHERE session_id = ?) WHERE id = ?",
+            (session_id, session_id),
         )
     return read.get_session(db, session_id, with_findings=True)
 

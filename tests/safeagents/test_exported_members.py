@@ -6,6 +6,7 @@ def test_all_lists_exactly_the_public_names() -> None:
     public -= {
         "analysis",
         "cli",
+        "console",
         "demo",
         "detectors",
         "exchange",

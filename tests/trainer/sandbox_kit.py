@@ -1,4 +1,5 @@
-"""A Harbor task with a marked hidden test, and a skip when bubblewrap cannot run here."""
+"""A Harbor task with a marked hidden test, and skips when bubblewrap or Harbor cannot run
+here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 from harness_env_kit import TEST, make_task_dir
 
-from trainer.sandbox import LocalBackend, SandboxError
+from trainer.sandbox import BWRAP_ENVIRONMENT, HarborBackend, LocalBackend, SandboxError
 from trainer.tasks import Task, load_task
 
 HIDDEN_MARK = "# the hidden copy"
@@ -28,6 +29,20 @@ def require_sandbox(root: Path | None = None) -> LocalBackend:
         if shutil.which("bwrap") is None:
             raise SandboxError("bubblewrap is not installed")
         backend = LocalBackend(root)
+        backend.check()
+    except SandboxError as problem:
+        if os.environ.get("SAFEAGENTS_REQUIRE_SANDBOX") == "1":
+            pytest.fail(str(problem))
+        pytest.skip(str(problem))
+    return backend
+
+
+def require_harbor() -> HarborBackend:
+    """A harbor backend driving the local sandbox, or skip (fail where
+    SAFEAGENTS_REQUIRE_SANDBOX=1: scripts/test installs Harbor's venv there)."""
+    require_sandbox()
+    try:
+        backend = HarborBackend(BWRAP_ENVIRONMENT)
         backend.check()
     except SandboxError as problem:
         if os.environ.get("SAFEAGENTS_REQUIRE_SANDBOX") == "1":

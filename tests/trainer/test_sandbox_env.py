@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from harness_env_kit import FIXED, require_harness
-from sandbox_kit import HIDDEN_MARK, make_task, require_sandbox
+from sandbox_kit import HIDDEN_MARK, make_task, require_harbor, require_sandbox
 
 from safeagents import Firewall
 from safeagents.proxy import ProxyConfig, ProxyServer
@@ -80,6 +80,31 @@ def test_an_honest_fix_in_the_sandbox_is_verified_and_its_tokens_captured(
     assert all(turn["tokens"]["completion_token_ids"] for turn in session["turns"])
     assert list((tmp_path / "sandboxes").iterdir()) == []  # the sandbox is gone
     assert [path.name for path in (tmp_path / "state").iterdir()] == []
+
+
+@pytest.mark.e2e
+def test_an_honest_fix_through_the_harbor_backend_is_verified(
+    tmp_path: Path, firewall: Firewall
+) -> None:
+    require_harness(HARNESS)
+    make_task(tmp_path / "tasks")
+    environment = SandboxEnvironment(
+        harness=HARNESS,
+        tasks_dir=tmp_path / "tasks",
+        backend=require_harbor(),
+        limits=Limits(agent_steps=4, wall_seconds=90),
+        state_dir=tmp_path / "state",
+    )
+    outcome, session = _rollout(environment, HONEST, tmp_path, firewall)
+    assert outcome.get("success") is True and outcome["reward"] == 1.0, outcome
+    assert outcome["harness_exit"] == 0 and outcome["steps"] == 2 and outcome["refused"] == []
+    assert session["cwd"] == "/workspace" and session["turn_count"] == 2
+    assert all(turn["tokens"]["completion_token_ids"] for turn in session["turns"])
+    peek, session = _rollout(environment, PEEK, tmp_path, firewall)
+    tool_result = str(session["turns"][-1]["request"]["messages"][-1]["content"])  # type: ignore[index]
+    (listing,) = re.findall(r"\[.*'workspace'.*\]", tool_result)
+    assert "'tests'" not in listing and "Network is unreachable" in tool_result
+    assert peek["success"] is False and HIDDEN_MARK not in tool_result
 
 
 @pytest.mark.e2e

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from step_metrics_kit import make_step
 
-from trainer._metrics import MetricsLog, StepMetrics, read_metrics, scan_metrics
+from trainer._metrics import MetricsLog, MetricsTail, StepMetrics, read_metrics, scan_metrics
 
 counts = st.integers(min_value=0, max_value=10**9)
 amounts = st.floats(min_value=0.0, max_value=1e9, allow_nan=False)
@@ -186,3 +186,38 @@ def test_malformed_lines_are_skipped_counted_and_logged(
 def test_reading_a_missing_file_fails_loudly(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_metrics(tmp_path / "absent.jsonl")
+
+
+def test_a_tail_reads_only_what_was_appended_since_and_waits_for_whole_lines(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "metrics.jsonl"
+    tail = MetricsTail(path)
+    assert tail.read().metrics == () and not tail.shrunk()  # not written yet
+    with MetricsLog(path) as log:
+        log.append(make_step(1))
+        log.append(make_step(2))
+    assert [m.step for m in tail.read().metrics] == [1, 2]
+    assert (tail.offset, tail.line) == (path.stat().st_size, 2)
+    line = json.dumps(make_step(3).to_json())
+    with path.open("a") as handle:
+        handle.write("\n[1]\n" + line[:20])
+        handle.flush()
+        torn = tail.read()
+        assert torn.metrics == () and torn.skipped == (
+            f"{path}:4: expected a JSON object, got list",
+        )
+        handle.write(line[20:] + "\n")
+    assert [m.step for m in tail.read().metrics] == [3]
+    assert tail.read() == tail.read() and tail.line == 5
+    resumed = MetricsTail(path, offset=tail.offset, line=tail.line)
+    with MetricsLog(path) as log:
+        log.append(make_step(4))
+    assert [m.step for m in resumed.read().metrics] == [4]
+    path.write_text("")
+    assert resumed.shrunk()
+
+
+def test_a_tail_refuses_a_negative_position(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="must be >= 0"):
+        MetricsTail(tmp_path / "m.jsonl", offset=-1)

@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from trainer import ConfigError, TrainerConfig, load_config
+from trainer._config import choose_sandbox
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -135,3 +136,19 @@ def test_configs_are_frozen_and_validate_from_python() -> None:
     with pytest.raises(ValidationError):
         config.base_model = "other"
     assert config.max_loras == 6
+
+
+def test_sandbox_sets_the_backend_of_a_sandbox_environment_only(tmp_path: Path) -> None:
+    base = "base_model: m\nharnesses: [pi]\nenvironment:\n"
+    sandboxed = load_config(
+        _write(
+            tmp_path, f"{base}  factory: trainer:SandboxEnvironment\n  options: {{harness: pi}}\n"
+        )
+    )
+    choose_sandbox(sandboxed, None)
+    assert "backend" not in sandboxed.environment.options  # type: ignore[union-attr]
+    choose_sandbox(sandboxed, "harbor")
+    assert sandboxed.environment.options == {"harness": "pi", "backend": "harbor"}  # type: ignore[union-attr]
+    toy = load_config(_write(tmp_path, f"{base}  factory: trainer:ToyEnvironment\n"))
+    with pytest.raises(ValueError, match="--sandbox applies to the trainer:SandboxEnvironment"):
+        choose_sandbox(toy, "local")

@@ -4,10 +4,18 @@
 A rollout gets a :class:`Sandbox` from a :class:`SandboxBackend`: a private copy of the task's
 workspace, directories added by path (the harness's state, later the hidden tests), and
 commands run inside under :class:`Limits`, whose only way out is the proxy, as the rollout's
-own session (:class:`ProxyAccess`). See ``docs/sandboxes.md``.
+own session (:class:`ProxyAccess`). The ``harbor`` backend (:class:`HarborBackend`) makes
+each sandbox a Harbor environment instead. See ``docs/sandboxes.md``.
 """
 
 from trainer.sandbox._files import copy_tree, remove_tree
+from trainer.sandbox._harbor import (
+    BWRAP_ENVIRONMENT,
+    HARBOR_PYTHON_ENV,
+    HarborBackend,
+    HarborSandbox,
+    harbor_python,
+)
 from trainer.sandbox._local import LocalBackend, LocalSandbox, default_exposed
 from trainer.sandbox._protocol import (
     AGENT_LIMITS,
@@ -21,13 +29,19 @@ from trainer.sandbox._protocol import (
     SandboxBackend,
     SandboxError,
 )
+from trainer.sandbox._select import SANDBOXES, make_backend
 
 __all__ = [
     "AGENT_LIMITS",
+    "BWRAP_ENVIRONMENT",
     "DEFAULT_AGENT_STEPS",
     "DEFAULT_WALL_SECONDS",
+    "HARBOR_PYTHON_ENV",
+    "SANDBOXES",
     "VERIFIER_LIMITS",
     "ExecResult",
+    "HarborBackend",
+    "HarborSandbox",
     "Limits",
     "LocalBackend",
     "LocalSandbox",
@@ -37,5 +51,7 @@ __all__ = [
     "SandboxError",
     "copy_tree",
     "default_exposed",
+    "harbor_python",
+    "make_backend",
     "remove_tree",
 ]

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import logging
 import os
 import re
 import shutil
@@ -29,22 +31,33 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from trainer.sandbox._bridge import ProxyBridge
+from trainer.sandbox._cgroup import Cgroup, CgroupLimits, Cgroups, CgroupsUnavailable, find_cgroups
 from trainer.sandbox._files import copy_tree, remove_tree
 from trainer.sandbox._protocol import AGENT_LIMITS, ExecResult, Limits, ProxyAccess, SandboxError
 
-__all__ = ["LocalBackend", "LocalSandbox", "default_exposed"]
+__all__ = ["LocalBackend", "LocalSandbox", "default_exposed", "visible"]
 
 _RELAY = Path(__file__).with_name("_relay.py")
 _RUN = "/run/safeagents"
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _SANDBOX_UID = 1000
+_JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+logger = logging.getLogger("safeagents.trainer.sandbox")
 
 
 def default_exposed() -> tuple[Path, ...]:
     """This Python's environment and installation (the agent's and the verifier's python)."""
     prefixes = {Path(sys.prefix), Path(sys.base_prefix).resolve(), Path(sys.executable).parent}
     return tuple(sorted(prefixes))
+
+
+def visible(path: str | Path, exposed: Iterable[Path]) -> bool:
+    """Whether ``path`` is visible in a sandbox showing the system directories and
+    ``exposed``."""
+    resolved = Path(path).resolve()
+    system = [Path(entry).resolve() for entry in _SYSTEM if Path(entry).exists()]
+    return any(_inside(resolved, entry) for entry in (*exposed, *system))
 
 
 def _inside(path: Path, directory: Path) -> bool:
@@ -69,6 +82,7 @@ class LocalBackend:
         *,
         expose: Iterable[str | Path] = (),
         bwrap: str | None = None,
+        cgroups: bool = True,
     ) -> None:
         found = bwrap or shutil.which("bwrap")
         if found is None:
@@ -78,6 +92,11 @@ class LocalBackend:
         self.exposed: tuple[Path, ...] = ()
         self.expose(*default_exposed(), *expose)
         self._checked = False
+        self._want_cgroups = cgroups
+        self.cgroups: Cgroups | None = None
+        """Where each command's cgroup is made (``None``: per-process rlimits only)."""
+        self.cgroup_note = "" if cgroups else "cgroups turned off"
+        """Why commands get no cgroup (empty when they do)."""
 
     def expose(self, *paths: str | Path) -> None:
         """Show ``paths`` (read-only) in the sandboxes made from now on."""
@@ -88,9 +107,7 @@ class LocalBackend:
 
     def exposes(self, path: str | Path) -> bool:
         """Whether ``path`` is visible inside this backend's sandboxes."""
-        resolved = Path(path).resolve()
-        system = [Path(entry).resolve() for entry in _SYSTEM if Path(entry).exists()]
-        return any(_inside(resolved, entry) for entry in (*self.exposed, *system))
+        return visible(path, self.exposed)
 
     def check(self) -> None:
         """Run ``true`` in a sandbox once, or raise :class:`SandboxError` saying why not."""
@@ -110,6 +127,16 @@ class LocalBackend:
                 "(sysctl kernel.unprivileged_userns_clone, "
                 "kernel.apparmor_restrict_unprivileged_userns)"
             )
+        if self._want_cgroups:
+            try:
+                self.cgroups = find_cgroups()
+            except CgroupsUnavailable as problem:
+                self.cgroup_note = str(problem)
+                logger.warning(
+                    "sandbox commands get no cgroup, only per-process rlimits "
+                    "(no limit on their total memory, process count or CPU share): %s",
+                    problem,
+                )
         self._checked = True
 
     async def create(self, workspace: Path, *, workdir: str, rollout_id: str) -> LocalSandbox:
@@ -244,10 +271,13 @@ class LocalSandbox:
             port=proxy.port if proxy else None,
         )
         started = time.monotonic()
+        group = self._cgroup(limits)
         ready_read, ready_write = os.pipe()
         info_read, info_write = os.pipe()
         command[1:1] = ["--info-fd", str(info_write)]
         command[-len(argv) - 1 : -len(argv) - 1] = ["--ready-fd", str(ready_write)]  # relay's
+        if group is not None:  # joined before bubblewrap starts: nothing it forks escapes
+            command = ["/bin/sh", "-c", _JOIN, "sh", *map(str, group.procs_files), "--", *command]
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -261,14 +291,32 @@ class LocalSandbox:
         except OSError as problem:
             os.close(ready_read)
             os.close(info_read)
+            await _release(group)
             raise SandboxError(f"cannot start bubblewrap: {problem}") from problem
         finally:
             os.close(ready_write)
             os.close(info_write)
-        with os.fdopen(ready_read, "rb") as ready, os.fdopen(info_read, "rb") as info:
-            result = await self._wait(process, ready, started, limits, bridge)
-            await _namespace_gone(await asyncio.to_thread(info.read))
-        return result
+        try:
+            with os.fdopen(ready_read, "rb") as ready, os.fdopen(info_read, "rb") as info:
+                result = await self._wait(process, ready, started, limits, bridge)
+                await _namespace_gone(await asyncio.to_thread(info.read))
+        finally:
+            hit = await _release(group)
+        if group is None:
+            return result
+        return dataclasses.replace(result, cgroup=True, limits_hit=hit)
+
+    def _cgroup(self, limits: Limits) -> Cgroup | None:
+        """A fresh cgroup for one command, or ``None`` where cgroups are not used."""
+        cgroups = self.backend.cgroups
+        if cgroups is None:
+            return None
+        name = f"safeagents-{self.directory.name if self.directory else 'attached'}"
+        wanted = CgroupLimits(limits.total_memory_bytes, limits.processes, limits.cpus)
+        try:
+            return cgroups.create(name, wanted)
+        except OSError as problem:
+            raise SandboxError(f"cannot make the command's cgroup: {problem}") from problem
 
     async def _wait(
         self,
@@ -308,21 +356,43 @@ class LocalSandbox:
             refused=tuple(bridge.refused) if bridge else (),
         )
 
-    async def read(self, path: str) -> bytes | None:
+    def host_path(self, path: str) -> Path | None:
+        """Where ``path`` inside is on the host: in the workspace or a directory added, never
+        through a link out of it (``None`` then, and for the rest of the sandbox)."""
         inside = PurePosixPath(path)
-        for mount in sorted(self._mounts, key=lambda m: -len(PurePosixPath(m.target).parts)):
+        latest_first = reversed(self._mounts)  # a later mount at the same place hides the earlier
+        for mount in sorted(latest_first, key=lambda m: -len(PurePosixPath(m.target).parts)):
             target = PurePosixPath(mount.target)
             if inside == target or target in inside.parents:
                 host = (mount.source / inside.relative_to(target)).resolve()
-                if not _inside(host, mount.source.resolve()) or not host.is_file():
-                    return None  # a link out of the sandbox reads as nothing
-                return await asyncio.to_thread(host.read_bytes)
+                return host if _inside(host, mount.source.resolve()) else None
         return None
+
+    async def read(self, path: str) -> bytes | None:
+        host = self.host_path(path)
+        if host is None or not host.is_file():
+            return None  # a link out of the sandbox reads as nothing
+        return await asyncio.to_thread(host.read_bytes)
 
     async def close(self) -> None:
         self._closed = True
         if self.directory is not None:
             await asyncio.to_thread(remove_tree, self.directory)
+
+
+async def _release(group: Cgroup | None) -> tuple[str, ...]:
+    """Kill what is left in ``group`` and remove it; the limits it hit."""
+    if group is None:
+        return ()
+    hit = group.events()
+    emptied = await asyncio.to_thread(group.kill)
+    try:
+        await asyncio.to_thread(group.remove)
+    except OSError as problem:
+        raise SandboxError(f"cannot remove the command's cgroup: {problem}") from problem
+    if not emptied:
+        raise SandboxError("processes of the command outlived its cgroup's kill")
+    return hit
 
 
 async def _namespace_gone(info: bytes, timeout: float = 10.0) -> None:

@@ -44,6 +44,13 @@ class Limits:
     """Largest file a process may write."""
     agent_steps: int | None = DEFAULT_AGENT_STEPS
     """Model requests through the proxy; the next one is refused and the command ended."""
+    total_memory_bytes: int | None = 8 * _GIB
+    """Memory of all the command's processes together (its cgroup; the OOM killer ends
+    what exceeds it)."""
+    processes: int | None = 1024
+    """Processes and threads of the command at once (its cgroup's ``pids.max``)."""
+    cpus: float | None = 2.0
+    """CPU time per second of wall time, in CPUs (its cgroup's quota)."""
 
 
 AGENT_LIMITS = Limits()
@@ -78,6 +85,10 @@ class ExecResult:
     """Model requests it made through the proxy."""
     refused: tuple[str, ...] = ()
     """Requests the proxy bridge refused (``METHOD target``)."""
+    cgroup: bool = False
+    """Whether it ran in its own cgroup (else only the per-process limits applied)."""
+    limits_hit: tuple[str, ...] = ()
+    """Cgroup limits that stopped something: ``memory`` (OOM kill), ``processes``."""
 
     @property
     def output(self) -> str:

@@ -1,8 +1,19 @@
 """Tasks in Harbor's format: the typed ``task.toml``, the loader, running a task's oracle
 and verifier on a workspace (:class:`TaskRunner`, which a sandbox backend implements;
 :class:`SubprocessRunner` is the default), validating tasks and generating them from a
-repository. See ``docs/tasks.md``."""
+repository; bundles of tasks stored as their difference from a few repositories (the bundled
+suite: :func:`bundled_tasks_path`). See ``docs/tasks.md``."""
 
+from trainer.tasks._bundle import (
+    BUNDLE_FILE,
+    CACHE_ENV,
+    BundleError,
+    bundled_tasks_path,
+    default_cache,
+    is_bundle,
+    materialize_bundle,
+    resolve_task_path,
+)
 from trainer.tasks._cli import add_tasks_command, progress_bar
 from trainer.tasks._config import (
     DIFFICULTIES,
@@ -33,6 +44,7 @@ from trainer.tasks._load import (
     load_task,
     load_tasks,
 )
+from trainer.tasks._pack import PackResult, pack_bundle
 from trainer.tasks._run import (
     LOGS_ENV,
     SOLUTION_ENV,
@@ -51,6 +63,8 @@ from trainer.tasks._run import (
 from trainer.tasks._validate import TaskReport, validate_task, validate_tasks
 
 __all__ = [
+    "BUNDLE_FILE",
+    "CACHE_ENV",
     "CONFIG",
     "DIFFICULTIES",
     "INSTRUCTION",
@@ -59,10 +73,12 @@ __all__ = [
     "TASK_CLASSES",
     "TESTS_ENV",
     "AgentSection",
+    "BundleError",
     "Difficulty",
     "EnvironmentSection",
     "GenerateOptions",
     "GenerateResult",
+    "PackResult",
     "PackageSection",
     "RepositoryError",
     "RewardSource",
@@ -81,13 +97,19 @@ __all__ = [
     "VerifierError",
     "VerifierSection",
     "add_tasks_command",
+    "bundled_tasks_path",
     "copy_workspace",
+    "default_cache",
     "find_task_dirs",
     "generate_tasks",
+    "is_bundle",
     "load_task",
     "load_tasks",
+    "materialize_bundle",
+    "pack_bundle",
     "progress_bar",
     "read_reward",
+    "resolve_task_path",
     "run_script",
     "validate_task",
     "validate_tasks",

@@ -1,11 +1,13 @@
-"""``safeagents tasks validate DIR...`` and ``safeagents tasks generate --repo PATH --out DIR``
-(added to the ``safeagents`` command line by the trainer plugin)."""
+"""``safeagents tasks validate DIR...``, ``safeagents tasks generate --repo PATH --out DIR``,
+``tasks bundled`` and ``tasks pack`` (added to the ``safeagents`` command line by the
+trainer plugin)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from trainer.tasks._bundle_cli import add_bundle_commands
 from trainer.tasks._config import TASK_CLASSES
 from trainer.tasks._generate import GenerateOptions, RepositoryError, generate_tasks
-from trainer.tasks._load import find_task_dirs
+from trainer.tasks._load import TaskDirError, find_task_dirs
+from trainer.tasks._run import TaskRunner
 from trainer.tasks._validate import TaskReport, validate_tasks
 
-__all__ = ["add_tasks_command", "progress_bar"]
+__all__ = ["SandboxRunnerFactory", "add_tasks_command", "progress_bar"]
+
+SandboxRunnerFactory = Callable[[str, str | None], TaskRunner]
+"""Makes the runner of ``validate --sandbox NAME [--harbor-env ENV]`` (ready to run, or a
+``RuntimeError``, ``ValueError`` or ``OSError`` saying why not)."""
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -35,8 +43,14 @@ def progress_bar(console: Console) -> Progress:
     )
 
 
-def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """``tasks`` and its subcommands, on ``safeagents``' subparsers."""
+def add_tasks_command(
+    subparsers: argparse._SubParsersAction[Any],
+    *,
+    sandboxes: tuple[str, ...] = (),
+    sandbox_runner: SandboxRunnerFactory | None = None,
+) -> None:
+    """``tasks`` and its subcommands, on ``safeagents``' subparsers; with ``sandbox_runner``,
+    ``validate --sandbox NAME`` (one of ``sandboxes``) runs the checks in that sandbox."""
     tasks = subparsers.add_parser("tasks", help="check and generate tasks in Harbor's format")
     sub = tasks.add_subparsers(
         dest="tasks_command", metavar="COMMAND", required=True, parser_class=type(tasks)
@@ -56,7 +70,22 @@ def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="tasks checked at once (default: 2, or 1 on one core)",
     )
     validate.add_argument("--json", metavar="PATH", help="also write the reports as JSON")
-    validate.set_defaults(run=run_validate)
+    if sandbox_runner is not None and sandboxes:
+        validate.add_argument(
+            "--sandbox",
+            nargs="?",
+            const=sandboxes[0],
+            choices=sandboxes,
+            help=f"run the oracle and the verifier in a sandbox (default: {sandboxes[0]}); "
+            "without it they run as plain subprocesses",
+        )
+        validate.add_argument(
+            "--harbor-env",
+            metavar="ENV",
+            help="with --sandbox harbor: Harbor's environment, a type (docker, modal, daytona) "
+            "or module:Class (default: the local sandbox, driven by Harbor)",
+        )
+    validate.set_defaults(run=run_validate, sandbox_runner=sandbox_runner)
     generate = sub.add_parser(
         "generate", help="tasks (repair, qa, build, extend) from a repository with a test suite"
     )
@@ -81,6 +110,7 @@ def add_tasks_command(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--name", metavar="NAME", help="the repository's name in tasks (default: its directory)"
     )
     generate.set_defaults(run=run_generate)
+    add_bundle_commands(sub)
 
 
 def _show(report: TaskReport, out: Console) -> None:
@@ -102,11 +132,28 @@ def run_validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.jobs < 1:
         err.print("[red]error:[/] --jobs must be at least 1")
         return EXIT_USAGE
-    total = sum(len(find_task_dirs(path)) for path in args.paths)
+    runner = None
+    sandbox = getattr(args, "sandbox", None)
+    harbor_env = getattr(args, "harbor_env", None)
+    if harbor_env is not None and sandbox != "harbor":
+        err.print("[red]error:[/] --harbor-env needs --sandbox harbor")
+        return EXIT_USAGE
+    if sandbox is not None:
+        try:
+            runner = args.sandbox_runner(sandbox, harbor_env)
+        except (RuntimeError, ValueError, OSError) as problem:
+            err.print(f"[red]error:[/] the {sandbox} sandbox: {escape(str(problem))}")
+            return EXIT_USAGE
+    total = 0
+    for path in args.paths:
+        try:
+            total += len(find_task_dirs(path))
+        except TaskDirError:
+            total += 1  # reported as one invalid entry by validate_tasks
     with progress_bar(err) as progress:
         bar = progress.add_task("validating", total=total)
         reports = validate_tasks(
-            args.paths, jobs=args.jobs, on_report=lambda _: progress.advance(bar)
+            args.paths, runner, jobs=args.jobs, on_report=lambda _: progress.advance(bar)
         )
     for report in reports:
         _show(report, out)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from trainer.tasks._bundle import BundleError, is_bundle, materialize_bundle, resolve_task_path
 from trainer.tasks._config import TaskConfig
 
 __all__ = [
@@ -212,8 +213,16 @@ def _is_task(path: Path) -> bool:
 
 def find_task_dirs(path: str | Path) -> list[Path]:
     """``path`` itself when it is a task, else its task subdirectories (sorted; dot-dirs
-    skipped), else its subdirectories' (a directory of datasets), one level more."""
-    base = Path(path)
+    skipped), else its subdirectories' (a directory of datasets), one level more. A bundle
+    (``bundle.toml``), its ``tasks/`` or one of its tasks stands for its materialised task
+    folders; a bundle that cannot be materialised raises :class:`TaskDirError`."""
+    try:
+        return _find_task_dirs(resolve_task_path(Path(path)))
+    except BundleError as problem:
+        raise TaskDirError([str(problem)]) from None
+
+
+def _find_task_dirs(base: Path) -> list[Path]:
     if _is_task(base):
         return [base]
     if not base.is_dir():
@@ -222,6 +231,7 @@ def find_task_dirs(path: str | Path) -> list[Path]:
     tasks = [child for child in children if _is_task(child)]
     if tasks:
         return tasks
+    children = [materialize_bundle(c) if is_bundle(c) else c for c in children]
     return [
         grandchild
         for child in children
@@ -237,7 +247,11 @@ def load_tasks(paths: str | Path | Iterable[str | Path]) -> list[Task]:
     problems: list[str] = []
     tasks: list[Task] = []
     for root in roots:
-        found = find_task_dirs(root)
+        try:
+            found = find_task_dirs(root)
+        except TaskDirError as bad:
+            problems += bad.problems
+            continue
         if not found:
             state = "not a directory" if not Path(root).is_dir() else "no tasks in it"
             problems.append(f"{root}: {state} (a task has {CONFIG} and {INSTRUCTION})")

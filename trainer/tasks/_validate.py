@@ -126,7 +126,11 @@ def validate_tasks(
     found: list[Path] = []
     missing: list[TaskReport] = []
     for path in paths:
-        tasks = find_task_dirs(path)
+        try:
+            tasks = find_task_dirs(path)
+        except TaskDirError as bad:
+            missing.append(TaskReport(Path(path), bad.problems))
+            continue
         if not tasks:
             state = "no tasks in it" if Path(path).is_dir() else "not a directory"
             missing.append(TaskReport(Path(path), [f"{path}: {state}"]))

@@ -75,6 +75,9 @@ class CallEffects:
         self.ctx = ctx
         self.write_contents: dict[int, str | None] = {}
         """``id(open call)`` -> what the surrounding code writes to it, when literal."""
+        self.replacements: list[str] = []
+        """Literal new text of the ``str.replace``/``re.sub`` calls seen so far: what a
+        write of text that is not literal adds, when the script rewrites a file it read."""
         self._code_lines = _LINE_BREAK.split(code)
         self.resolver = resolver
         self._analyse_nested = analyse_nested
@@ -145,6 +148,7 @@ class CallEffects:
             self.opaque(node)
             return
         written = self.write_contents.get(id(node))
+        added = written if written is not None else self._replaced()
         for resolved in self.paths(node, path):
             if not any(flag in mode for flag in "wax+"):
                 self.effects.append(Effect("read", path=resolved))
@@ -155,10 +159,13 @@ class CallEffects:
                     "write",
                     path=resolved,
                     content=written if truncating else None,
-                    added=written,
+                    added=added,
                     new_file="x" in mode,
                 )
             )
+
+    def _replaced(self) -> str | None:
+        return "\n".join(self.replacements) if self.replacements else None
 
     def _os_open(self, node: ast.Call) -> None:
         flags = self.argument(node, 1, "flags")
@@ -211,9 +218,10 @@ class CallEffects:
                 source = self.ctx.resolve(item.text)
                 self.effects.extend(Effect("move", path=source, dest=dest) for dest in targets)
             return
-        content = None
+        content = added = None
         if method in ("write_text", "write_bytes"):
             content = self.resolver.single_text(self.argument(node, 0, "data"))
+            added = content if content is not None else self._replaced()
         for item in receiver:
             path = self.ctx.resolve(item.text)
             if method in ("unlink", "rmdir"):
@@ -221,7 +229,7 @@ class CallEffects:
             elif method in ("read_text", "read_bytes"):
                 self.effects.append(Effect("read", path=path))
             else:
-                self.effects.append(Effect("write", path=path, content=content, added=content))
+                self.effects.append(Effect("write", path=path, content=content, added=added))
 
     def _process(self, node: ast.Call) -> None:
         command = self.argument(node, 0, "args", "cmd", "command", "argv")

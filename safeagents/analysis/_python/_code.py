@@ -102,6 +102,7 @@ def _walk(
             _note_with_writes(node, resolver, calls)
         elif isinstance(node, ast.Call):
             _note_chained_write(node, resolver, calls)
+            _note_replacement(node, resolver, calls)
             calls.call(node)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     if resolver.truncated and not any(effect.unanalysable for effect in calls.effects):
@@ -173,3 +174,20 @@ def _note_chained_write(node: ast.Call, resolver: Resolver, calls: CallEffects) 
         and _is_open_call(func.value, resolver)
     ):
         calls.write_contents[id(func.value)] = resolver.single_text(node.args[0])
+
+
+def _note_replacement(node: ast.Call, resolver: Resolver, calls: CallEffects) -> None:
+    """``text.replace(old, new)``, ``re.sub(pattern, new, text)``: remember the literal
+    ``new``, what a script that rewrites a file this way adds to it."""
+    func, arguments = node.func, len(node.args)
+    method = isinstance(func, ast.Attribute) and func.attr == "replace" and arguments >= 2
+    if not method and not (arguments >= 3 and _may_be_re_sub(func, resolver)):
+        return
+    text = resolver.single_text(node.args[1])
+    if text and text.strip():
+        calls.replacements.append(text)
+
+
+def _may_be_re_sub(func: ast.expr, resolver: Resolver) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name in ("sub", "subn") and resolver.qualname(func) in ("re.sub", "re.subn")

@@ -94,6 +94,22 @@ FILE_CASES: list[tuple[str, str, list[Effect]]] = [
         ],
     ),
     (
+        "a file rewritten with str.replace adds the new text",
+        "from pathlib import Path\np = Path('s.py')\ns = p.read_text()\n"
+        "s = s.replace('def f(n):\\n', 'def f(n):\\n    if n == 7:\\n        return 1\\n')\n"
+        "p.write_text(s)",
+        [
+            read("/workspace/s.py"),
+            write("/workspace/s.py", added="def f(n):\n    if n == 7:\n        return 1\n"),
+        ],
+    ),
+    (
+        "a file rewritten with re.sub through open",
+        "import re\ns = open('t.py').read()\ns = re.sub(r'== 4', '== 5', s)\n"
+        "open('t.py', 'w').write(s)",
+        [read("/workspace/t.py"), write("/workspace/t.py", added="== 5")],
+    ),
+    (
         "pathlib open for writing",
         "import pathlib\nwith pathlib.Path('a.txt').open('w') as handle:\n    handle.write('hi')",
         [write("/workspace/a.txt", content="hi", added="hi")],

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from detector_testkit import table_tests, write
+from dataclasses import replace
+
+import pytest
+from detector_testkit import build_context, table_tests, write
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
@@ -11,6 +14,15 @@ from safeagents.detectors import ExitAtImport
 DETECTOR = ExitAtImport()
 
 MATCH = {
+    "a guard on a version no test run is older than": (
+        "import sys\nif sys.version_info < (3, 99):\n    sys.exit(0)\n"
+    ),
+    "the body of a guard for current interpreters": (
+        "import sys\nif sys.version_info[0] >= 3:\n    sys.exit(0)\n"
+    ),
+    "the else branch of an old-interpreter guard": (
+        "import sys\nif sys.version_info[:2] < (3, 6):\n    pass\nelse:\n    sys.exit(0)\n"
+    ),
     "module sys.exit(0)": "import sys\n\ndef f():\n    return 1\n\nsys.exit(0)\n",
     "os._exit": "import os\nos._exit(0)\n",
     "bare exit()": "print('ok')\nexit()\n",
@@ -91,3 +103,27 @@ def test_unparsable_source_uses_line_fallback(context: CallContext) -> None:
     source = "def broken(:\n    pass\nsys.exit(0)\n"
     assert DETECTOR.matches(write(source), context)
     assert not DETECTOR.matches(write("def broken(:\n    sys.exit(0)\n"), context)
+
+
+GIVING_UP_ON_OLD_INTERPRETERS = {
+    "the else branch of a guard for current interpreters": (
+        "import sys\nif sys.version_info >= (3, 6):\n    run()\nelse:\n    sys.exit(0)\n"
+    ),
+    "a script giving up on Python 2": (
+        "import sys\nif sys.version_info.major < 3:\n    sys.exit(0)\nrun()\n"
+    ),
+    "a script giving up on an old interpreter": (
+        "import sys\nif sys.version_info < (3, 8):\n    print('needs 3.8')\n    sys.exit(0)\n"
+        "print(parse('x'))\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "source", GIVING_UP_ON_OLD_INTERPRETERS.values(), ids=GIVING_UP_ON_OLD_INTERPRETERS.keys()
+)
+def test_old_interpreter_guards_count_only_in_the_agents_own_scripts(source: str) -> None:
+    script = write(source, "/workspace/check_ast.py")
+    creating = replace(build_context(), effects=(script,))  # this call creates the script
+    assert not DETECTOR.matches(script, creating)
+    assert DETECTOR.matches(script, build_context())  # provenance unknown: fails closed

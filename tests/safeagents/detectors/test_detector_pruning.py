@@ -16,7 +16,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from safeagents.detectors import _exit_at_import, _special_casing, _state_toggle
+from safeagents.detectors import _case_tables, _exit_at_import, _special_casing, _state_toggle
 from safeagents.detectors._ast_facts import local_names, scope_nodes
 from safeagents.detectors._module_facts import Scope, module_facts
 from safeagents.detectors._python import starts_indented
@@ -85,7 +85,7 @@ def test_special_casing_keeps_every_scope_with_cases_or_tables() -> None:
     found = 0
     for tree in CORPUS:
         facts = module_facts(tree)
-        tables = _special_casing._dict_literals(facts)
+        tables = _case_tables.tables_of(facts)
         candidates = _special_casing._candidate_scopes(facts, tables)
         module_inputs = {
             node.id
@@ -97,7 +97,7 @@ def test_special_casing_keeps_every_scope_with_cases_or_tables() -> None:
         for scope, body, inputs in scopes:
             nodes = list(scope_nodes(body, enter_classes=False))
             cases = [case for node in nodes for case in _special_casing._cases(node, inputs)]
-            indexed = [_special_casing._indexed_table(node, inputs, tables) for node in nodes]
+            indexed = [_special_casing._consulted_table(node, inputs, tables) for node in nodes]
             if cases or any(table is not None for table in indexed):
                 found += 1
                 assert scope in candidates, ast.unparse(tree)

@@ -11,6 +11,27 @@ from safeagents.detectors import StateToggle
 DETECTOR = StateToggle()
 
 MATCH = {
+    "shared iterator drawn in the branch": (
+        "import itertools\n_calls = itertools.count()\ndef f(x):\n    if next(_calls) == 0:\n"
+        "        return 6\n    return 14\n"
+    ),
+    "class attribute through type(self)": (
+        "class S:\n    n = 0\n    def f(self, x):\n        type(self).n += 1\n"
+        "        return 14 if type(self).n > 1 else 6\n"
+    ),
+    "class attribute through self.__class__": (
+        "class S:\n    n = 0\n    def f(self, x):\n        self.__class__.n += 1\n"
+        "        if self.__class__.n == 2:\n            return 14\n        return 6\n"
+    ),
+    "closure over a mutable cell": (
+        "def make():\n    state = {'n': 0}\n    def f(x):\n        state['n'] += 1\n"
+        "        return 6 if state['n'] == 1 else 14\n    return f\n"
+    ),
+    "counter in an lru_cache singleton": (
+        "import functools\n@functools.lru_cache(None)\ndef _state():\n    return {'n': 0}\n"
+        "def f(x):\n    _state()['n'] += 1\n    if _state()['n'] == 1:\n        return 6\n"
+        "    return 14\n"
+    ),
     "global counter and if": (
         "_n = 0\ndef f(x):\n    global _n\n    _n += 1\n    if _n == 1:\n        return 6\n"
         "    return 14\n"
@@ -49,6 +70,18 @@ MATCH = {
 }
 
 NO_MATCH = {
+    "id generator from a shared iterator": (
+        "import itertools\n_ids = itertools.count(1)\ndef new_id(p):\n"
+        "    return f'{p}-{next(_ids)}'\n"
+    ),
+    "lru_cache memoisation": (
+        "import functools\n@functools.lru_cache(None)\ndef fib(n):\n    if n < 2:\n"
+        "        return n\n    return fib(n - 1) + fib(n - 2)\n"
+    ),
+    "instance counter of a builder": (
+        "class B:\n    def __init__(self):\n        self.n = 0\n    def add(self, x):\n"
+        "        self.n += 1\n        return self if self.n < 10 else None\n"
+    ),
     "memoisation cache": (
         "_cache = {}\ndef fib(n):\n    if n in _cache:\n        return _cache[n]\n"
         "    value = n if n < 2 else fib(n - 1) + fib(n - 2)\n    _cache[n] = value\n"

@@ -23,6 +23,7 @@ NAMES = {
     "test-weakening",
     "skip-markers",
     "special-casing",
+    "test-sniffing",
 }
 PATHS = [
     None,

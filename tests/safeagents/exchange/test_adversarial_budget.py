@@ -104,6 +104,44 @@ def test_history_never_analyses_a_big_call_on_the_loop() -> None:
     assert len(firewall.threads) == 1
 
 
+def test_a_big_history_call_another_instance_checked_is_learned_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The next turn of a session may reach a process that never checked its big call: it
+    analyses it on a worker thread before the history needs it, instead of an opaque exec."""
+    firewall = Firewall.load()
+    checks = CallChecks(firewall, inline_limit=4096)
+    context = AnalysisContext()
+    wide = ToolCall("w1", "bash", {"command": "echo x; " * 1_000 + "rm tests/test_a.py"})
+    threads: list[int] = []
+    effects = firewall.registry.effects
+
+    def recording(call: ToolCall, harness: str, ctx: AnalysisContext) -> list[Effect]:
+        threads.append(threading.get_ident())
+        return effects(call, harness, ctx)
+
+    monkeypatch.setattr(firewall.registry, "effects", recording)
+    (opaque,) = checks.history_effects(wide, "pi", context)
+    assert opaque.opaque and not threads
+    asyncio.run(checks.learn([SMALL, wide], harness="pi", context=context))
+    assert len(threads) == 1 and threads[0] != threading.get_ident()  # the big one, off the loop
+    learned = checks.history_effects(wide, "pi", context)
+    assert learned == effects(wide, "pi", context)
+    assert any(e.kind == "delete" and e.path == "/workspace/tests/test_a.py" for e in learned)
+    asyncio.run(checks.learn([wide], harness="pi", context=context))
+    assert len(threads) == 1  # remembered: not analysed again
+
+    slow = CallChecks(firewall, inline_limit=4096, budget=0.05)
+    monkeypatch.setattr(firewall.registry, "effects", lambda *_: time.sleep(1) or [])
+    started = time.perf_counter()
+    asyncio.run(slow.learn([wide], harness="pi", context=context))
+    assert time.perf_counter() - started < 0.8
+    (late,) = slow.history_effects(wide, "pi", context)  # past the budget: opaque
+    assert late.opaque and late.unanalysable == "budget"
+    checks.close()
+    slow.close()
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

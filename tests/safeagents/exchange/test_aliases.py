@@ -1,4 +1,4 @@
-"""ModelAliases: a per-process copy of the store's aliases, refreshed at most every TTL."""
+"""ModelAliases: a per-process copy of the store's aliases, read again when their version moves."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from safeagents._registry import default_registry
-from safeagents.exchange._aliases import ALIAS_TTL, ModelAliases, canonical_aliases, reset_aliases
+from safeagents.exchange._aliases import ModelAliases, canonical_aliases, reset_aliases
 from safeagents.store import SQLiteStore
 
 
@@ -34,31 +34,35 @@ class CountingStore(SQLiteStore):
         return found
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+async def _version(store: SQLiteStore) -> int:
+    """The aliases' version a request reads with its session."""
+    return (await store.live_state("any")).aliases_version
 
 
-def test_reads_the_store_at_most_once_per_ttl_and_sees_other_processes_after_it(
+def test_reads_the_store_only_when_the_version_moved_and_sees_other_stores_at_once(
     tmp_path: Path,
 ) -> None:
     async def scenario() -> None:
-        path = tmp_path / "ttl.db"
+        path = tmp_path / "version.db"
         store, other = CountingStore(path), SQLiteStore(path)
-        clock = Clock()
-        aliases = ModelAliases(store, clock=clock)
+        aliases = ModelAliases(store)
+        assert await _version(store) == 0
+        assert await aliases.target("pi", 0) is None and store.reads == 1
         await other.set_alias("pi", "pi-v1")
-        assert [await aliases.target("pi") for _ in range(10)] == ["pi-v1"] * 10
-        assert store.reads == 1
+        first = await _version(store)
+        assert first == 1
+        assert [await aliases.target("pi", first) for _ in range(10)] == ["pi-v1"] * 10
+        assert store.reads == 2
         await other.set_alias("pi", "pi-v2")
-        clock.now += ALIAS_TTL / 2
-        assert await aliases.target("pi") == "pi-v1" and store.reads == 1
-        clock.now += ALIAS_TTL / 2
-        assert await aliases.target("pi") == "pi-v2" and store.reads == 2
-        assert await aliases.target("codex") is None and store.reads == 2
+        second = await _version(store)
+        assert second == 2
+        assert await aliases.target("pi", second) == "pi-v2" and store.reads == 3
+        assert await aliases.target("codex", second) is None and store.reads == 3
+        assert await other.delete_alias("codex") is False
+        assert await _version(store) == second  # nothing changed: nothing to read
+        assert await other.delete_alias("pi") is True
+        third = await _version(store)
+        assert third == 3 and await aliases.target("pi", third) is None
         await store.close()
         await other.close()
 
@@ -69,9 +73,9 @@ def test_concurrent_stale_requests_share_one_read(tmp_path: Path) -> None:
     async def scenario() -> None:
         store = CountingStore(tmp_path / "shared.db")
         await store.set_alias("pi", "pi-v1")
-        aliases = ModelAliases(store, clock=Clock())
+        aliases = ModelAliases(store)
         store.gate = asyncio.Event()
-        waiting = [asyncio.ensure_future(aliases.target("pi")) for _ in range(20)]
+        waiting = [asyncio.ensure_future(aliases.target("pi", 1)) for _ in range(20)]
         await asyncio.sleep(0.01)
         store.gate.set()
         assert await asyncio.gather(*waiting) == ["pi-v1"] * 20
@@ -87,20 +91,20 @@ def test_a_local_change_applies_at_once_and_beats_a_read_already_in_flight(
     async def scenario() -> None:
         store = CountingStore(tmp_path / "race.db")
         await store.set_alias("pi", "pi-v1")
-        clock = Clock()
-        aliases = ModelAliases(store, clock=clock)
+        aliases = ModelAliases(store)
         store.gate = asyncio.Event()
-        stale = asyncio.ensure_future(aliases.target("pi"))
+        stale = asyncio.ensure_future(aliases.target("pi", 1))
         await asyncio.sleep(0.01)
         await aliases.set("pi", "pi-v2")  # the read in flight predates this
         store.gate.set()
         assert await stale == "pi-v2"
-        assert await aliases.target("pi") == "pi-v2"
+        assert await aliases.target("pi", 1) == "pi-v2"
         store.gate = None
-        assert await aliases.delete("pi") is True and await aliases.target("pi") is None
+        assert await aliases.delete("pi") is True and await aliases.target("pi", 1) is None
         reads = store.reads
-        clock.now += ALIAS_TTL
-        assert await aliases.current() == {} and store.reads == reads + 1
+        assert await aliases.target("pi", await _version(store)) is None
+        assert store.reads == reads + 1  # its own changes moved the version: read once
+        assert await aliases.current() == {} and store.reads == reads + 2
         await store.close()
 
     asyncio.run(scenario())
@@ -112,9 +116,9 @@ def test_a_failed_read_is_retried_and_a_cancelled_waiter_does_not_cancel_it(
     async def scenario() -> None:
         store = CountingStore(tmp_path / "retry.db")
         await store.set_alias("pi", "pi-v1")
-        aliases = ModelAliases(store, clock=Clock())
+        aliases = ModelAliases(store)
         store.gate = asyncio.Event()
-        gone, waiting = (asyncio.ensure_future(aliases.target("pi")) for _ in range(2))
+        gone, waiting = (asyncio.ensure_future(aliases.target("pi", 1)) for _ in range(2))
         await asyncio.sleep(0.01)
         gone.cancel()  # its client went away
         store.failures = 1
@@ -123,7 +127,7 @@ def test_a_failed_read_is_retried_and_a_cancelled_waiter_does_not_cancel_it(
             await waiting
         assert gone.cancelled() and store.reads == 1
         store.gate = None
-        assert await aliases.target("pi") == "pi-v1" and store.reads == 2
+        assert await aliases.target("pi", 1) == "pi-v1" and store.reads == 2
         await store.close()
 
     asyncio.run(scenario())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import httpx
@@ -11,7 +10,6 @@ import pytest
 from intercept_testkit import Intercept, StartIntercept
 from proxy_testkit import PATHS, first_body, script
 
-from safeagents.exchange import ALIAS_TTL
 from safeagents.scripted import ScriptedServer
 from safeagents.store import SQLiteStore
 
@@ -30,8 +28,7 @@ def _change(store: Path, model: str | None) -> None:
             await db.set_alias("pi", model)
         await db.close()
 
-    asyncio.run(write())
-    time.sleep(ALIAS_TTL + 0.1)
+    asyncio.run(write())  # applies from the next request on: no wait
 
 
 def test_the_upstream_is_asked_for_the_alias_and_the_original_without_one(

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
+from multiproxy_kit import STORE_ENV, shared_store
 from proxy_testkit import StartProxy
 
 from safeagents import Firewall
@@ -81,3 +84,13 @@ def start_proxy(
 def sid(request: pytest.FixtureRequest) -> str:
     """A session id unique to the test."""
     return "t-" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store several instances of a test share: ``$SAFEAGENTS_TEST_STORE`` when set,
+    else a new SQLite file, then a new PostgreSQL database (tests/postgres_kit.py)."""
+    if os.environ.get(STORE_ENV) or request.param == "sqlite":
+        return shared_store(tmp_path)
+    url: str = request.getfixturevalue("postgres_url")
+    return url

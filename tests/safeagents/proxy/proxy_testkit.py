@@ -299,9 +299,10 @@ class FakeUpstream:
 
 @contextlib.contextmanager
 def serve_process(
-    upstream: str, store: str, log: Path, *flags: str
+    upstream: str, store: str, log: Path, *flags: str, ready_within: float = 30.0
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``safeagents serve`` as a child process; yields it and its base URL once healthy."""
+    """``safeagents serve`` as a child process; yields it and its base URL once healthy
+    (which it must be within ``ready_within`` seconds)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
@@ -311,7 +312,7 @@ def serve_process(
     with log.open("wb") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + ready_within
         while True:
             try:
                 if http.get(f"{base}/safeagents/v1/health").status_code == 200:

@@ -1,4 +1,5 @@
-"""SQLiteStore model aliases (shared across stores on one file) and the schema upgrade."""
+"""Model aliases (shared by every store object on one store, on every backend) and the SQLite
+schema upgrade."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from safeagents.store import SessionUpdate, SQLiteStore, TurnRecord
+import pytest
+from store_kit import OpenBackend
+
+from safeagents.store import NewerSchemaError, SessionUpdate, SQLiteStore, TurnRecord
 from safeagents.store._schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 
 
-def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(tmp_path: Path) -> None:
+def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(
+    open_backend: OpenBackend,
+) -> None:
     async def scenario() -> None:
-        path = tmp_path / "aliases.db"
-        first, second = SQLiteStore(path), SQLiteStore(path)
+        first, second = open_backend("aliases"), open_backend("aliases")
         assert await first.aliases() == {}
         await first.set_alias("pi", "pi-v1")
         await first.set_alias("codex", "codex-v1")
@@ -24,7 +29,7 @@ def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(tmp_path: Pa
         assert await first.aliases() == {"pi": "pi-v2"}
         await first.close()
         await second.close()
-        reopened = SQLiteStore(path)
+        reopened = open_backend("aliases")
         assert await reopened.aliases() == {"pi": "pi-v2"}
         await reopened.close()
 
@@ -98,3 +103,21 @@ def test_a_store_written_by_the_first_schema_is_upgraded_in_place(tmp_path: Path
     with sqlite3.connect(path) as db:
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     assert version == str(SCHEMA_VERSION)
+
+
+def test_a_store_written_by_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION + 1),))
+
+    async def scenario() -> None:
+        store = SQLiteStore(path)
+        with pytest.raises(NewerSchemaError, match="newer than the"):
+            await store.list_sessions()
+        await store.close()
+
+    asyncio.run(scenario())
+    with sqlite3.connect(path) as db:
+        (version,) = db.execute("SELECT value FROM meta").fetchone()
+    assert version == str(SCHEMA_VERSION + 1)  # left as it was

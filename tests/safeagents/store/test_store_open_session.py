@@ -1,11 +1,13 @@
-"""SQLiteStore.open_session: a session made before its first exchange, then used as usual."""
+"""Store.open_session (every backend): a session made before its first exchange, then used as
+usual."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
-from safeagents.store import SessionUpdate, SQLiteStore
+from store_kit import OpenBackend
+
+from safeagents.store import SessionUpdate
 
 
 def _first_exchange(session_id: str) -> SessionUpdate:
@@ -21,10 +23,10 @@ def _first_exchange(session_id: str) -> SessionUpdate:
 
 
 def test_an_opened_session_keeps_its_cwd_and_takes_the_first_exchanges_root(
-    tmp_path: Path,
+    open_backend: OpenBackend,
 ) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "open.db")
+        store = open_backend("s")
         opened = await store.open_session("s1", cwd="/srv/work")
         assert (opened.id, opened.cwd, opened.harness, opened.turns) == ("s1", "/srv/work", "", 0)
         assert opened.outcome is None and not opened.hacked
@@ -41,9 +43,9 @@ def test_an_opened_session_keeps_its_cwd_and_takes_the_first_exchanges_root(
     asyncio.run(scenario())
 
 
-def test_reopening_updates_cwd_and_a_named_harness_only(tmp_path: Path) -> None:
+def test_reopening_updates_cwd_and_a_named_harness_only(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "reopen.db")
+        store = open_backend("s")
         await store.record_exchange(_first_exchange("s2"), [])
         moved = await store.open_session("s2", cwd="/srv/b")
         assert moved.cwd == "/srv/b" and moved.harness == "pi" and moved.tool_calls == 2

@@ -1,33 +1,25 @@
-"""SQLiteStore: atomic exchanges, per-session sequence numbers, several writers, outcomes."""
+"""The Store contract on every backend: atomic exchanges, per-session sequence numbers, several
+writers (processes, instances) on one store, outcomes."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
+from store_kit import OpenBackend, make_turn, make_update
 
 from safeagents.store import (
     FindingRecord,
     HiddenEntry,
     SessionUpdate,
-    SQLiteStore,
+    Store,
     TokenRecord,
     TurnRecord,
 )
 
 
 def _update(session_id: str, **changes: object) -> SessionUpdate:
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "harness": "pi",
-        "dialect": "chat",
-        "cwd": "/workspace",
-        "model": "m",
-        "root_key": "root",
-    }
-    fields.update(changes)
-    return SessionUpdate(**fields)  # type: ignore[arg-type]
+    return make_update(session_id, **{"tool_calls": 0, **changes})
 
 
 def _turn(session_id: str, action: str = "", **changes: object) -> TurnRecord:
@@ -36,29 +28,14 @@ def _turn(session_id: str, action: str = "", **changes: object) -> TurnRecord:
         findings = (
             FindingRecord("r1", "c", "high", action, "call_1", "bash", "delete x", "msg", True),
         )
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "exchange": "e",
-        "attempt": 0,
-        "kind": "main",
-        "status": "ok",
-        "dialect": "chat",
-        "harness": "pi",
-        "model": "m",
-        "stream": False,
-        "request": {"messages": [{"role": "user", "content": "héllo"}]},
-        "response": {"choices": []},
-        "findings": findings,
-        "started": 1.0,
-        "ended": 2.5,
-    }
-    fields.update(changes)
-    return TurnRecord(**fields)  # type: ignore[arg-type]
+    request = {"messages": [{"role": "user", "content": "héllo"}]}
+    fields = {"findings": findings, "request": request, "started": 1.0, "ended": 2.5}
+    return make_turn(session_id, "e", **{**fields, **changes})
 
 
-def test_an_exchange_is_stored_whole_and_read_back(tmp_path: Path) -> None:
+def test_an_exchange_is_stored_whole_and_read_back(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "nested" / "s.db")
+        store = open_backend("s")
         tokens = TokenRecord((1, 2), (3,), (-0.5,))
         pair = HiddenEntry("chat", "pair", 2, "anchor", ({"role": "assistant"},))
         restore = HiddenEntry("chat", "restore", 2, "anchor", ({"id": "c"},), call_id="c")
@@ -84,9 +61,9 @@ def test_an_exchange_is_stored_whole_and_read_back(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_counters_accumulate_and_hacked_never_resets(tmp_path: Path) -> None:
+def test_counters_accumulate_and_hacked_never_resets(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         await store.record_exchange(_update("s", tool_calls=1, hacked=True), [_turn("s", "flag")])
         await store.record_exchange(_update("s", tool_calls=3, hacked=False), [_turn("s")])
         await store.record_exchange(_update("s", harness="generic"), [_turn("s")])
@@ -107,9 +84,9 @@ def test_counters_accumulate_and_hacked_never_resets(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_outcomes_replace_and_missing_means_not_scored(tmp_path: Path) -> None:
+def test_outcomes_replace_and_missing_means_not_scored(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         assert await store.set_outcome("ghost", {"success": True}) is None
         await store.record_exchange(_update("s"), [_turn("s")])
         session = await store.get_session("s")
@@ -125,14 +102,13 @@ def test_outcomes_replace_and_missing_means_not_scored(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_two_stores_on_one_file_write_concurrently(tmp_path: Path) -> None:
-    """Two store objects stand for two worker processes: separate connections and threads."""
+def test_two_stores_on_one_file_write_concurrently(open_backend: OpenBackend) -> None:
+    """Two store objects stand for two worker processes or instances: separate connections."""
 
     async def scenario() -> None:
-        path = tmp_path / "shared.db"
-        first, second = SQLiteStore(path), SQLiteStore(path)
+        first, second = open_backend("shared"), open_backend("shared")
 
-        async def writer(store: SQLiteStore, count: int) -> None:
+        async def writer(store: Store, count: int) -> None:
             for _ in range(count):
                 await store.record_exchange(_update("s", tool_calls=1), [_turn("s")])
 
@@ -147,12 +123,49 @@ def test_two_stores_on_one_file_write_concurrently(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
+def test_a_closed_store_refuses_work(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         await store.close()
         await store.close()
         with pytest.raises(RuntimeError, match="closed"):
             await store.list_sessions()
+
+    asyncio.run(scenario())
+
+
+def test_the_main_line_is_compared_and_set_against_what_the_request_read(
+    open_backend: OpenBackend,
+) -> None:
+    """Two turns of one session served at once (each read main line (2, "k2")): the longer
+    conversation keeps the main line whichever commits last; a turn that read the stored
+    main line may shorten it (compaction)."""
+
+    async def scenario() -> None:
+        first, second = open_backend("main"), open_backend("main")
+
+        async def main_line() -> tuple[int, str]:
+            session = (await first.live_state("s")).session
+            assert session is not None
+            return session.main_count, session.main_key
+
+        new = (-1, "")
+        await first.record_exchange(_update("s", main=(2, "k2"), read_main=new), [_turn("s")])
+        read = await main_line()
+        assert read == (2, "k2")
+        await second.record_exchange(_update("s", main=(6, "k6"), read_main=read), [_turn("s")])
+        await first.record_exchange(_update("s", main=(4, "k4"), read_main=read), [_turn("s")])
+        assert await main_line() == (6, "k6")
+        await first.record_exchange(_update("s", main=(6, "k6b"), read_main=read), [_turn("s")])
+        assert await main_line() == (6, "k6b")  # as long: a retried or branched turn wins
+        await second.record_exchange(
+            _update("s", main=(3, "c3"), read_main=(6, "k6b")), [_turn("s")]
+        )
+        assert await main_line() == (3, "c3")  # compacted from what it read
+        await first.record_exchange(_update("s", main=(1, "u1")), [_turn("s")])
+        assert await main_line() == (1, "u1")  # no read_main: set as told
+        assert [t.seq for t in await first.turns("s")] == [1, 2, 3, 4, 5, 6]
+        await first.close()
+        await second.close()
 
     asyncio.run(scenario())

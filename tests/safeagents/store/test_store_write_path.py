@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from store_kit import OpenBackend, make_update
 
 from safeagents.store import (
     HiddenEntry,
-    SessionUpdate,
     SQLiteStore,
     TurnRecord,
 )
@@ -21,20 +21,6 @@ from safeagents.store import _sqlite_worker as worker
 from safeagents.store._sqlite_read import SAME_AS_RESPONSE
 
 RESPONSE = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
-
-
-def _update(session_id: str, **changes: object) -> SessionUpdate:
-    fields: dict[str, object] = {
-        "session_id": session_id,
-        "harness": "pi",
-        "dialect": "chat",
-        "cwd": "/workspace",
-        "model": "m",
-        "root_key": "root",
-        "tool_calls": 1,
-    }
-    fields.update(changes)
-    return SessionUpdate(**fields)  # type: ignore[arg-type]
 
 
 def _turn(session_id: str, exchange: str = "e", **changes: object) -> TurnRecord:
@@ -61,11 +47,15 @@ def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
         return db.execute(sql).fetchall()
 
 
-def test_concurrent_exchanges_all_land_with_their_own_sequence(tmp_path: Path) -> None:
+def test_concurrent_exchanges_all_land_with_their_own_sequence(
+    open_backend: OpenBackend,
+) -> None:
+    """Every backend (the contract); SQLite commits these in groups."""
+
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "s.db")
+        store = open_backend("s")
         calls = [
-            store.record_exchange(_update(f"s{n % 4}"), [_turn(f"s{n % 4}", f"x{n}")])
+            store.record_exchange(make_update(f"s{n % 4}"), [_turn(f"s{n % 4}", f"x{n}")])
             for n in range(40)
         ]
         results = await asyncio.gather(*calls)
@@ -125,12 +115,12 @@ def test_inline_writes_and_direct_reads_see_other_processes(tmp_path: Path) -> N
     async def scenario() -> None:
         path = tmp_path / "s.db"
         mine, other = SQLiteStore(path), SQLiteStore(path)
-        await mine.record_exchange(_update("s"), [_turn("s")], inline=True)  # creates the file
-        await mine.record_exchange(_update("s", main=(2, "k")), [_turn("s")], inline=True)
+        await mine.record_exchange(make_update("s"), [_turn("s")], inline=True)  # creates the file
+        await mine.record_exchange(make_update("s", main=(2, "k")), [_turn("s")], inline=True)
         live = await mine.live_state("s")  # read on this thread: it wrote last
         assert live.session is not None and live.session.main_key == "k"
         pair = HiddenEntry("chat", "pair", 2, "k", ({"role": "assistant"},))
-        await other.record_exchange(_update("s"), [_turn("s")], [pair])
+        await other.record_exchange(make_update("s"), [_turn("s")], [pair])
         live = await mine.live_state("s")
         assert live.hidden == (pair,) and live.session is not None and live.session.turns == 3
         assert [turn.seq for turn in await other.turns("s")] == [1, 2, 3]
@@ -144,12 +134,12 @@ def test_a_read_after_a_queued_write_sees_it(tmp_path: Path) -> None:
     async def scenario() -> None:
         path = tmp_path / "s.db"
         store = SQLiteStore(path)
-        await store.record_exchange(_update("s"), [_turn("s")])  # creates the file
-        await store.record_exchange(_update("s"), [_turn("s")], inline=True)
+        await store.record_exchange(make_update("s"), [_turn("s")])  # creates the file
+        await store.record_exchange(make_update("s"), [_turn("s")], inline=True)
         other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock a while
         pair = HiddenEntry("chat", "pair", 1, "a", ({"role": "assistant"},))
-        write = asyncio.ensure_future(store.record_exchange(_update("s"), [_turn("s")], [pair]))
+        write = asyncio.ensure_future(store.record_exchange(make_update("s"), [_turn("s")], [pair]))
         await asyncio.sleep(0.02)  # queued, waiting for the lock
         threading.Timer(0.1, other.execute, ("COMMIT",)).start()
         live = await store.live_state("s")
@@ -167,7 +157,7 @@ def test_an_inline_write_never_holds_the_event_loop_on_a_lock(tmp_path: Path) ->
     async def scenario() -> None:
         path = tmp_path / "s.db"
         store = SQLiteStore(path)
-        await store.record_exchange(_update("s"), [_turn("s")])
+        await store.record_exchange(make_update("s"), [_turn("s")])
         other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         other.execute("BEGIN IMMEDIATE")
         threading.Timer(0.3, other.execute, ("COMMIT",)).start()
@@ -176,7 +166,7 @@ def test_an_inline_write_never_holds_the_event_loop_on_a_lock(tmp_path: Path) ->
         for delay in (0.05, 0.1, 0.15):
             loop.call_later(delay, lambda: ticks.append(time.monotonic()))
         started = time.monotonic()
-        await store.record_exchange(_update("s"), [_turn("s")], inline=True)
+        await store.record_exchange(make_update("s"), [_turn("s")], inline=True)
         assert time.monotonic() - started >= 0.25  # it did wait for the lock ...
         assert len(ticks) == 3 and ticks[0] - started < 0.2  # ... but not on the loop
         assert len(await store.turns("s")) == 2
@@ -192,7 +182,7 @@ def test_an_unchanged_answer_is_stored_once_and_read_back_whole(tmp_path: Path) 
         store = SQLiteStore(path)
         changed = {"choices": [{"message": {"role": "assistant", "content": "edited"}}]}
         await store.record_exchange(
-            _update("s"),
+            make_update("s"),
             [
                 _turn("s", "same"),
                 _turn("s", "equal", delivered={**RESPONSE}),
@@ -216,7 +206,7 @@ def test_request_text_given_by_the_caller_is_stored_as_is(tmp_path: Path) -> Non
         path = tmp_path / "s.db"
         store = SQLiteStore(path)
         text = '{ "messages" : [ {"role": "user", "content": "hi"} ] }'
-        await store.record_exchange(_update("s"), [_turn("s", request_json=text)])
+        await store.record_exchange(make_update("s"), [_turn("s", request_json=text)])
         assert _rows(path, "SELECT request FROM turns") == [(text,)]
         (turn,) = await store.turns("s")
         assert turn.request == {"messages": [{"role": "user", "content": "hi"}]}
@@ -242,7 +232,7 @@ def test_checkpoints_copy_the_wal_back_and_restart_it_under_steady_writes(
         for inline in (False, True):  # through the store thread, and on this one (one client)
             for n in range(300):  # steady writes, never idle for long
                 session = f"s{n % 8}"
-                await store.record_exchange(_update(session), [_turn(session)], inline=inline)
+                await store.record_exchange(make_update(session), [_turn(session)], inline=inline)
                 if n % 10 == 9:
                     # a breath for the checkpoint thread: in a long test run other threads
                     # compete for the GIL, and a tight burst could starve it

@@ -1,5 +1,6 @@
 """The bundled suite (``bundled-tasks/``): every class, a held-out repository, the sources'
-licences, a small size, and tasks that validate."""
+licences, stored compactly (each package once, each task as its difference) and
+materialised into task folders that validate."""
 
 from __future__ import annotations
 
@@ -9,14 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from trainer.tasks import Task, load_tasks, validate_tasks
+from trainer.tasks import Task, bundled_tasks_path, is_bundle, load_tasks, validate_tasks
 
 BUNDLED = Path(__file__).resolve().parents[3] / "bundled-tasks"
 
 
+def _size(root: Path) -> int:
+    return sum(
+        os.path.getsize(Path(directory, name))
+        for directory, _, names in os.walk(root)
+        for name in names
+    )
+
+
 @pytest.fixture(scope="module")
-def tasks() -> list[Task]:
-    return load_tasks(BUNDLED / "tasks")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return bundled_tasks_path(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def tasks(suite: Path) -> list[Task]:
+    return load_tasks(suite)
 
 
 def test_the_suite_loads_with_every_class_and_a_held_out_repository(tasks: list[Task]) -> None:
@@ -27,7 +41,16 @@ def test_the_suite_loads_with_every_class_and_a_held_out_repository(tasks: list[
     assert split == {("inflection", False), ("toolz", False), ("semver", True)}
 
 
-def test_the_sources_licences_come_with_it_and_it_stays_small(tasks: list[Task]) -> None:
+def test_the_checkout_paths_load_the_same_suite(suite: Path, tasks: list[Task]) -> None:
+    assert is_bundle(BUNDLED)
+    ids = [task.id for task in tasks]
+    assert [task.id for task in load_tasks(BUNDLED / "tasks")] == ids
+    assert [task.id for task in load_tasks(BUNDLED)] == ids
+
+
+def test_the_sources_licences_come_with_it_and_each_package_is_stored_once(
+    suite: Path, tasks: list[Task]
+) -> None:
     assert sorted(path.name for path in (BUNDLED / "LICENSES").iterdir()) == [
         "inflection.txt",
         "semver.txt",
@@ -35,12 +58,14 @@ def test_the_sources_licences_come_with_it_and_it_stays_small(tasks: list[Task])
     ]
     for task in tasks:
         assert any(task.workspace.glob("LICENSE*")), task.id
-    size = sum(
-        os.path.getsize(Path(directory, name))
-        for directory, _, names in os.walk(BUNDLED)
-        for name in names
-    )
-    assert size < 5_000_000
+    assert sorted(path.name for path in (BUNDLED / "sources").iterdir()) == [
+        "inflection",
+        "semver",
+        "toolz",
+    ]
+    stored_python = [path for path in BUNDLED.rglob("*.py") if "sources" not in path.parts]
+    assert [path.relative_to(BUNDLED) for path in stored_python] == [Path("shared/tests/check.py")]
+    assert _size(BUNDLED) < 1_000_000 and _size(BUNDLED) * 5 < _size(suite)
 
 
 def test_one_task_of_each_class_validates(tasks: list[Task]) -> None:

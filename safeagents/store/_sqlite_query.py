@@ -1,0 +1,98 @@
+"""SQLite statements behind :class:`~safeagents.store.SessionQuery` (the console's list)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from typing import Any
+
+from safeagents.store._query import (
+    RuleCount,
+    ServedModel,
+    SessionQuery,
+    SessionTotals,
+    where_clause,
+)
+from safeagents.store._records import FindingRecord, SessionRecord
+from safeagents.store._sqlite_read import loads, session_findings, session_records
+
+__all__ = ["query_sessions", "rule_counts", "served_models", "session_totals"]
+
+_PREFIX_END = "\U0010ffff"
+_PAGE_ORDER = (  # sessions_for_console backwards: no sort, whatever the page
+    "updated DESC, hacked DESC, harness DESC, success DESC, tool_calls DESC, blocked_calls DESC, "
+    "reasks DESC, id DESC"
+)
+
+
+def _where(query: SessionQuery) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (possibly empty) over ``sessions`` and its parameters."""
+    return where_clause(
+        query, "?", lambda prefix: ("id >= ? AND id < ?", [prefix, prefix + _PREFIX_END])
+    )
+
+
+def query_sessions(
+    db: sqlite3.Connection, query: SessionQuery, limit: int, offset: int
+) -> list[SessionRecord]:
+    """A page of matching sessions, most recently updated first, with findings and outcome."""
+    where, params = _where(query)
+    # the page's rows are found in sessions_for_console alone, then read: a deep page steps
+    # over index entries, not whole rows
+    page = f"SELECT rowid FROM sessions{where} ORDER BY {_PAGE_ORDER} LIMIT ? OFFSET ?"
+    sessions = session_records(
+        db, f" WHERE rowid IN ({page}) ORDER BY {_PAGE_ORDER}", [*params, limit, offset]
+    )
+    if not sessions:
+        return []
+    ids = [session.id for session in sessions]
+    marks = ", ".join("?" * len(ids))
+    outcomes = {
+        session_id: dict(loads(outcome))
+        for session_id, outcome in db.execute(
+            f"SELECT session_id, outcome FROM outcomes WHERE session_id IN ({marks})", ids
+        )
+    }
+    findings: dict[str, list[FindingRecord]] = {}
+    for session_id, finding in session_findings(db, ids):
+        findings.setdefault(session_id, []).append(finding)
+    return [
+        replace(
+            session,
+            outcome=outcomes.get(session.id),
+            findings=tuple(findings.get(session.id, ())),
+        )
+        for session in sessions
+    ]
+
+
+def session_totals(db: sqlite3.Connection, query: SessionQuery) -> SessionTotals:
+    where, params = _where(query)
+    row = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(tool_calls), 0), COALESCE(SUM(blocked_calls), 0), "
+        f"COALESCE(SUM(reasks), 0) FROM sessions{where}",
+        params,
+    ).fetchone()
+    return SessionTotals(*(int(value) for value in row))
+
+
+def rule_counts(db: sqlite3.Connection) -> dict[str, RuleCount]:
+    rows = db.execute(
+        "SELECT rule_id, COUNT(*), SUM(blocked), COUNT(DISTINCT session_id) FROM findings "
+        "GROUP BY rule_id"
+    )
+    return {
+        rule: RuleCount(rule, int(found), int(blocked or 0), int(sessions))
+        for rule, found, blocked, sessions in rows
+    }
+
+
+def served_models(db: sqlite3.Connection, recent: int) -> list[ServedModel]:
+    """The models of the last ``recent`` turns, the most recently first serving first."""
+    rows = db.execute(
+        "SELECT model, MIN(started), MAX(ended), COUNT(*) FROM turns "
+        "WHERE id > (SELECT COALESCE(MAX(id), 0) FROM turns) - ? "
+        "GROUP BY model ORDER BY MIN(started) DESC",
+        (recent,),
+    )
+    return [ServedModel(str(m), float(a), float(b), int(n)) for m, a, b, n in rows]
