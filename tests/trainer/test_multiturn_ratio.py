@@ -118,8 +118,9 @@ def test_the_first_step_on_multi_turn_pi_rows_is_on_policy(
     assert first.refused_sampling == 0 and first.forks == 0
     assert first.samples == len(rows)
     assert first.tokens == sum(row.num_trained for row in rows)
-    assert first.importance_ratio_mean == pytest.approx(1.0, abs=1e-3)
-    assert first.importance_ratio_min is not None and first.importance_ratio_min > 0.98
-    assert first.importance_ratio_max is not None and first.importance_ratio_max < 1.02
+    # float32 on both sides: every trained token's ratio is 1 to about 1e-6.
+    assert first.importance_ratio_mean == pytest.approx(1.0, abs=1e-5)
+    assert first.importance_ratio_min is not None and first.importance_ratio_min > 1 - 1e-4
+    assert first.importance_ratio_max is not None and first.importance_ratio_max < 1 + 1e-4
     assert first.clip_fraction == 0.0
-    assert first.behaviour_kl is not None and abs(first.behaviour_kl) < 1e-4
+    assert first.behaviour_kl is not None and abs(first.behaviour_kl) < 1e-6
