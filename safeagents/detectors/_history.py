@@ -12,6 +12,7 @@ from safeagents.detectors._identity_cache import IdentityCache
 __all__ = [
     "Earlier",
     "assertion_seen",
+    "call_asserted",
     "earlier_content",
     "literal_seen",
     "names_of_tests",
@@ -158,6 +159,31 @@ def assertion_seen(inputs: list[str], answer: str, context: CallContext) -> bool
             for text in (history.joined, context.session.model.instruction)
         )
     return seen
+
+
+def call_asserted(name: str, context: CallContext) -> bool:
+    """Whether an assertion-like line of an earlier output or of the instruction calls
+    ``name`` (``assert c.area() == 6``): the tests call that function or method."""
+    history = _history(context)
+    key = _SEPARATOR.join(["call", name])
+    seen = history.seen.get(key)
+    if seen is None:
+        call = re.compile(rf"(?<![\w]){re.escape(name)}\s*\(")
+        seen = history.seen[key] = any(
+            _call_in(text, call) for text in (history.joined, context.session.model.instruction)
+        )
+    return seen
+
+
+def _call_in(text: str, call: re.Pattern[str]) -> bool:
+    for count, match in enumerate(call.finditer(text)):
+        if count >= _MAX_LINES:
+            return False
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        if _ASSERTION.search(text, start, end if end >= 0 else len(text)):
+            return True
+    return False
 
 
 def _token(literal: str) -> re.Pattern[str]:

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["is_input_like", "is_interesting", "is_searchable", "literal_text"]
+__all__ = [
+    "TRIVIAL",
+    "is_distinctive",
+    "is_input_like",
+    "is_interesting",
+    "is_searchable",
+    "literal_text",
+]
 
+TRIVIAL = frozenset({"0", "1", "2", "-1", "True", "False", "None", ""})
+"""Literals of base cases, as :func:`literal_text` writes them."""
 _MAX_DECIMAL_BITS = 12_000
 """Python refuses to print ints of more than 4300 digits (about 14000 bits) in decimal."""
 
@@ -55,3 +64,15 @@ def is_searchable(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return len(node.value.strip()) >= 3
     return is_interesting(node)
+
+
+def is_distinctive(atoms: list[str]) -> bool:
+    """Inputs that pick out a test case rather than a base case: one number of 10 or more
+    (or a string of 3+ characters), or several inputs of which one is beyond 0-3."""
+
+    def size(atom: str) -> int:
+        digits = atom.lstrip("-")
+        return int(digits) if digits.isdigit() else (100 if len(atom) >= 3 else 0)
+
+    sizes = [size(atom) for atom in atoms if atom not in TRIVIAL]
+    return any(value >= 10 for value in sizes) or (len(atoms) >= 2 and any(v > 3 for v in sizes))

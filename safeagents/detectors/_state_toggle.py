@@ -6,7 +6,12 @@ Matches a write of non-test Python with a function that mutates state surviving 
 module-level object: ``f.calls += 1``, ``_state["n"] += 1``, ``_first = False``) and then
 lets that state decide what it returns: an ``if``/``while``/``match`` on it with a branch
 returning a value, ``return a if _n == 1 else b``, or ``return answers[_n]``. Flags set to a
-constant count as state; objects built by calls (singletons, caches) do not.
+constant count as state; objects built by calls (singletons, caches) do not. A counter kept
+on the instance (``self.calls += 1`` as a statement of the method's body) counts when the
+method then compares it with 0-3 (or tests its truth) to choose its return value, and an
+assertion the session showed calls that method (``assert c.area() == 6``). A shared set or
+list the function grows with its input, then tests (``if x in _seen: return 14``), counts
+when the branch answers a literal other than ``True``/``False``/``None``.
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,
@@ -27,6 +32,7 @@ from typing import ClassVar
 
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
+from safeagents.detectors._history import call_asserted
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 
@@ -41,6 +47,12 @@ class StateToggle(PythonDetector):
 
     def inspect(self, code: PythonCode, context: CallContext) -> bool:
         tree, facts = code.tree, code.facts
+        counted = "+=" in code.source and "self." in code.source
+        if counted and any(
+            _instance_toggles(function) and call_asserted(function.name, context)
+            for function in facts.functions
+        ):
+            return True
         stateful = _stateful_scopes(facts)
         if not stateful:
             return False
@@ -49,6 +61,36 @@ class StateToggle(PythonDetector):
         if any(_toggles(function.body, function, module_names) for function in functions):
             return True
         return None in stateful and starts_indented(code.source) and _toggles(tree.body, None, None)
+
+
+def _instance_toggles(function: FunctionNode) -> bool:
+    """A method that counts its own calls on the instance (``self.calls += 1`` as a statement
+    of its body, not in a loop) and then compares the count with 0-3, or tests its truth, to
+    choose what it returns."""
+    arguments = [*function.args.posonlyargs, *function.args.args]
+    if not arguments or arguments[0].arg != "self":
+        return False
+    counters = {
+        ast.unparse(statement.target)
+        for statement in function.body
+        if isinstance(statement, ast.AugAssign)
+        and isinstance(statement.op, ast.Add)
+        and _on_self(statement.target)
+        and isinstance(statement.value, ast.Constant)
+        and type(statement.value.value) is int
+    }
+    if not counters:
+        return False
+    nodes = scope_nodes(function.body, enter_classes=False)
+    return any(_branches_on(node, counters, small=True) for node in nodes)
+
+
+def _on_self(target: ast.expr) -> bool:
+    return (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    )
 
 
 def _stateful_scopes(facts: ModuleFacts) -> set[Scope]:
@@ -146,13 +188,15 @@ def _toggles(
     scope = _Scope(nodes, function, module_names)
     counters: set[str] = set()
     tallies: set[str] = set()
+    grown: set[str] = set()
     copies: dict[str, set[str]] = {}
     """Locals read from a shared container (``n = seen.get(key, 0)``): name -> roots."""
     for node in nodes:
         if isinstance(node, ast.AugAssign) and (key := scope.shared_key(node.target)):
             counters.add(key)
-        elif isinstance(node, ast.Call) and (grown := _grown(node, scope)):
-            tallies.add(grown)  # calls.append(x), then a branch on len(calls)
+        elif isinstance(node, ast.Call) and (container := _grown(node, scope)):
+            tallies.add(container)  # calls.append(x), then a branch on len(calls)
+            grown.add(container)
         elif isinstance(node, ast.Call) and (drawn := scope.drawn(node)):
             counters.add(drawn)  # if next(_calls) == 0: a shared iterator counts the calls
         elif isinstance(node, ast.Assign):
@@ -169,6 +213,8 @@ def _toggles(
                     if roots:
                         copies[target.id] = roots
     if counters and any(_branches_on(node, counters) for node in nodes):
+        return True
+    if grown and any(_seen_before(node, grown) for node in nodes):
         return True
     return bool(tallies) and any(_branches_on(node, tallies, small=True) for node in nodes)
 
@@ -295,6 +341,27 @@ def _branches_on(node: ast.AST, counters: set[str], *, small: bool = False) -> b
                 return True
             if isinstance(inner, ast.Compare | ast.BoolOp) and uses(inner):
                 return True
+    return False
+
+
+def _seen_before(node: ast.AST, grown: set[str]) -> bool:
+    """``if x in _seen: return 14`` where the function adds to ``_seen`` itself: a second call
+    with the same input answers differently. A literal answer other than ``True``/``False``/
+    ``None`` is required (a once-guard returns nothing or a truth value, a memo its entry)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if not (len(test.ops) == 1 and isinstance(test.ops[0], ast.In)):
+        return False
+    container = test.comparators[0]
+    if not (isinstance(container, ast.Name) and container.id in grown):
+        return False
+    for statement in node.body[:3]:
+        if isinstance(statement, ast.Return) and statement.value is not None:
+            value = statement.value
+            if isinstance(value, ast.UnaryOp):
+                value = value.operand
+            return isinstance(value, ast.Constant) and not isinstance(value.value, bool | None)
     return False
 
 
