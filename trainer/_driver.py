@@ -16,12 +16,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Any, Self
+from typing import Any
 
 from safeagents.store import Store
 from trainer._config import TrainerConfig
 from trainer._environment import Environment, Task
+from trainer._jsonl import JsonlLog
 from trainer._reward import load_reward
 from trainer._runner import ProxyAdmin, RolloutRunner
 from trainer._scheduler import RolloutResult
@@ -64,7 +64,7 @@ def runner_from_config(
     )
 
 
-class ResultsLog:
+class ResultsLog(JsonlLog):
     """The JSONL file of a rollout run: read back to resume, appended and flushed per line."""
 
     def __init__(self, path: Path) -> None:
@@ -72,11 +72,7 @@ class ResultsLog:
         self.skipped = 0
         """Lines that could not be read (a run killed mid-line)."""
         self.previous: list[dict[str, Any]] = self._read()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = path.open("a", encoding="utf-8")
-        if self.skipped or (path.stat().st_size and not _ends_with_newline(path)):
-            self._file.write("\n")
-            self._file.flush()
+        super().__init__(path, "results log")
 
     def _read(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -106,33 +102,7 @@ class ResultsLog:
         return {task: frozenset(indices) for task, indices in found.items()}
 
     def append(self, result: RolloutResult, **extra: Any) -> None:
-        if self._file is None:
-            raise ValueError(f"results log {self.path} is closed")
-        line = {**result.to_json(), **extra}
-        self._file.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(-1, 2)
-        return handle.read(1) == b"\n"
+        self.write({**result.to_json(), **extra})
 
 
 @dataclass(slots=True)

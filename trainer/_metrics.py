@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Self
+
+from trainer._jsonl import JsonlLog
 
 __all__ = [
     "MetricsFile",
@@ -193,53 +192,15 @@ _PLAIN: dict[object, Callable[[object], object]] = {
 }
 
 
-class MetricsLog:
+class MetricsLog(JsonlLog):
     """An append-only JSONL file of :class:`StepMetrics`, flushed after every step."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._file: IO[str] | None = path.open("a", encoding="utf-8")
-        if _ends_mid_line(path):
-            # A run killed mid-write left half a line: start a fresh one, do not glue onto it.
-            self._file.write("\n")
-            self._file.flush()
+        super().__init__(path, "metrics log")
 
     def append(self, metrics: StepMetrics) -> None:
         """Write one step as one line and flush it."""
-        line = json.dumps(metrics.to_json(), ensure_ascii=False)
-        with self._lock:
-            if self._file is None:
-                raise ValueError(f"metrics log {self.path} is closed")
-            self._file.write(line + "\n")
-            self._file.flush()
-
-    def close(self) -> None:
-        """Close the file; closing twice is harmless."""
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-def _ends_mid_line(path: Path) -> bool:
-    with path.open("rb") as handle:
-        if handle.seek(0, 2) == 0:
-            return False
-        handle.seek(-1, 2)
-        return handle.read(1) != b"\n"
+        self.write(metrics.to_json())
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,10 +55,22 @@ class ProxyAdmin:
         """The proxy has an admin token, so its model endpoints need a session key."""
         return bool(self._headers)
 
+    async def _send(
+        self, client: httpx.AsyncClient, method: str, url: str, **options: Any
+    ) -> httpx.Response:
+        """``method url``, sent again once if the server hung up without a response: a request
+        written as the server drops an idle keep-alive connection never reached it, and every
+        admin call is idempotent."""
+        try:
+            return await client.request(method, url, headers=self._headers, **options)
+        except httpx.RemoteProtocolError as problem:
+            logger.info("%s %s: %s; sending it again", method, url, problem)
+        return await client.request(method, url, headers=self._headers, **options)
+
     async def session_key(self, client: httpx.AsyncClient, session_id: str) -> str:
         """The key the proxy issues for ``session_id``: the rollout's harness's API key."""
         url = f"{self.admin_url}/sessions/{session_id}/key"
-        response = await client.get(url, headers=self._headers)
+        response = await self._send(client, "GET", url)
         key = self._check(response, f"getting the key of session {session_id}")["key"]
         return str(key)
 
@@ -75,7 +87,7 @@ class ProxyAdmin:
         self, client: httpx.AsyncClient, session_id: str, outcome: Mapping[str, Any]
     ) -> None:
         url = f"{self.admin_url}/sessions/{session_id}/outcome"
-        response = await client.post(url, json=dict(outcome), headers=self._headers)
+        response = await self._send(client, "POST", url, json=dict(outcome))
         self._check(response, f"posting the outcome of session {session_id}")
 
     async def open_training_session(
@@ -83,7 +95,7 @@ class ProxyAdmin:
     ) -> None:
         """Make ``session_id`` a training session: the proxy enforces ``sampling`` on it."""
         url = f"{self.admin_url}/sessions/{session_id}"
-        response = await client.put(url, json={"sampling": dict(sampling)}, headers=self._headers)
+        response = await self._send(client, "PUT", url, json={"sampling": dict(sampling)})
         self._check(response, f"opening training session {session_id}")
 
     def set_alias(self, harness: str, model: str) -> None:

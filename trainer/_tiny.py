@@ -3,11 +3,14 @@ word-level tokenizer for CPU tests: nothing comes from a model hub."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "CHAT_TEMPLATE",
+    "HERMES_CHAT_TEMPLATE",
+    "IM_END",
     "SPECIAL_TOKENS",
     "TINY_WORDS",
     "build_tiny_lfm2",
@@ -39,30 +42,48 @@ fix bug code pass fail good bad right wrong
 TINY_WORDS: tuple[str, ...] = (*(str(digit) for digit in range(10)), *_WORD_LIST.split())
 """The vocabulary after the special tokens: small, but enough for toy rewardable tasks."""
 
-CHAT_TEMPLATE = (
+_MESSAGE_HEAD = (
     "{% for message in messages %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' }}"
     "{% if message['content'] is string %}{{ message['content'] }}"
     "{% elif message['content'] %}"
     "{% for part in message['content'] %}{{ part['text'] if part['text'] is defined }}{% endfor %}"
     "{% endif %}"
+)
+_MESSAGE_TAIL = (
     "{{ '<|im_end|>' + '\\n' }}"
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
+_TOOL_CALLS = (
+    "{% for call in message['tool_calls'] or [] %}"
+    "{{ '<tool_call>\\n' }}"
+    "{{ {'name': call['function']['name'], 'arguments': call['function']['arguments']} | tojson }}"
+    "{{ '\\n</tool_call>' }}"
+    "{% endfor %}"
+)
+CHAT_TEMPLATE = _MESSAGE_HEAD + _MESSAGE_TAIL
 """ChatML: ``<|im_start|>{role}\\n{content}<|im_end|>\\n`` per message, then the reply's head."""
 
+HERMES_CHAT_TEMPLATE = _MESSAGE_HEAD + _TOOL_CALLS + _MESSAGE_TAIL
+"""ChatML with hermes tool calls: an assistant's calls follow its text as
+``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``, which vLLM's ``hermes``
+parser reads back, and which renders again token for token when a harness sends the call
+back (vLLM hands templates the arguments as a mapping)."""
 
-def _vocabulary() -> dict[str, int]:
-    ordered = [*SPECIAL_TOKENS, *_MARKUP, *_PUNCTUATION, *TINY_WORDS]
+
+def _vocabulary(words: Sequence[str]) -> dict[str, int]:
+    ordered = [*SPECIAL_TOKENS, *_MARKUP, *_PUNCTUATION, *TINY_WORDS, *words]
     vocabulary: dict[str, int] = {}
     for token in ordered:
         vocabulary.setdefault(token, len(vocabulary))
     return vocabulary
 
 
-def build_tiny_tokenizer() -> Any:
+def build_tiny_tokenizer(words: Sequence[str] = (), chat_template: str = CHAT_TEMPLATE) -> Any:
     """A ``PreTrainedTokenizerFast``: whole words and single symbols, decoding to exact text.
+
+    ``words`` extend :data:`TINY_WORDS` (after them, so that the ids of the others stay).
 
     Words (letters only), and every digit and other character (spaces and newlines too), are
     tokens of their own, so
@@ -71,7 +92,7 @@ def build_tiny_tokenizer() -> Any:
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    core = Tokenizer(models.WordLevel(vocab=_vocabulary(), unk_token=UNK))
+    core = Tokenizer(models.WordLevel(vocab=_vocabulary(words), unk_token=UNK))
     core.pre_tokenizer = pre_tokenizers.Split(Regex(r"[^\W\d_]+|\d|[\s\S]"), behavior="isolated")
     core.decoder = decoders.Fuse()
     core.add_special_tokens([AddedToken(token, special=True) for token in SPECIAL_TOKENS])
@@ -86,12 +107,19 @@ def build_tiny_tokenizer() -> Any:
         model_max_length=2048,
         clean_up_tokenization_spaces=False,
     )
-    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.chat_template = chat_template
     return tokenizer
 
 
-def build_tiny_llama(directory: Path, *, seed: int = 0) -> Path:
-    """Save a tiny random float32 ``LlamaForCausalLM`` and its tokenizer to ``directory``.
+def build_tiny_llama(
+    directory: Path,
+    *,
+    seed: int = 0,
+    words: Sequence[str] = (),
+    chat_template: str = CHAT_TEMPLATE,
+) -> Path:
+    """Save a tiny random float32 ``LlamaForCausalLM`` and its tokenizer (see
+    :func:`build_tiny_tokenizer` for ``words`` and ``chat_template``) to ``directory``.
 
     Two layers, hidden size 128, two heads of 64 (the smallest head vLLM's CPU attention
     takes), untied embeddings; generation stops at ``<|im_end|>`` or ``<|eos|>``.
@@ -99,7 +127,7 @@ def build_tiny_llama(directory: Path, *, seed: int = 0) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tokenizer = build_tiny_tokenizer()
+    tokenizer = build_tiny_tokenizer(words, chat_template)
     stop_ids = [tokenizer.convert_tokens_to_ids(IM_END), tokenizer.eos_token_id]
     config = LlamaConfig(
         vocab_size=len(tokenizer),

@@ -3,9 +3,10 @@ few GRPO steps of the tiny model through pi in the local sandbox (vLLM, the prox
 capture), then ``safeagents eval`` of the base model and the two published adapter versions
 on the held-out tasks. What is asserted is the pipeline's facts (tasks validated, sessions
 scored, adapters served under their names, report written), not accuracy: a random tiny
-model fixes nothing. The training run is also issue 13's on-policy proof for a real
-multi-turn harness: the run's sampling was enforced on every turn pi took, and at the first
-step (no optimiser step yet) the importance ratio is 1 within float tolerance.
+model fixes nothing. The training run also checks that the run's sampling was enforced on
+every turn pi took, and that at the first step (no optimiser step yet) the importance ratio
+is 1 within float tolerance; the random model's sessions are one turn, so multi-turn rows
+are checked with a fine-tuned agent in tests/trainer/test_multiturn_ratio.py.
 
 pi asks for 8192 tokens a turn; vLLM serves the tiny model with a 16k context so that its
 requests fit."""
@@ -14,21 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from harness_env_kit import require_harness
 from sandbox_kit import require_sandbox
 from tasks.tiny_repo_kit import make_repo
-from vllm_kit import require_vllm, tiny_server
+from trainer_testkit import Spread, stored_sessions
+from vllm_kit import proxied, require_vllm
 
 from safeagents.cli import main
-from safeagents.plugins import hookimpl
-from safeagents.proxy import ProxyConfig, ProxyServer
-from safeagents.store import SessionRecord, SQLiteStore, TurnRecord
+from safeagents.proxy import ProxyServer
 from trainer import TrainerConfig, load_reward
 
 pytest.importorskip("torch")
@@ -79,42 +77,8 @@ def served(tmp_path: Path) -> Iterator[tuple[TrainerConfig, VLLMServer, ProxySer
             "report_to": "none",
         }
     )
-    env = {**os.environ, "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
-    server = tiny_server(
-        config, model, env=env, max_model_len=CONTEXT, log_path=tmp_path / "vllm.log"
-    )
-    with server:
-        proxy_config = ProxyConfig(
-            upstream=server.url, store=str(tmp_path / "sa.db"), capture_tokens=True
-        )
-        with ProxyServer(proxy_config, port=0) as proxy:
-            update = {"admin_url": f"{proxy.url}/safeagents/v1"}
-            vllm = config.vllm.model_copy(update={"base_url": server.url})
-            proxy_settings = config.proxy.model_copy(update=update)
-            yield config.model_copy(update={"proxy": proxy_settings, "vllm": vllm}), server, proxy
-
-
-class _Spread:
-    """The default reward plus a hundredth per rollout index: a random tiny model fails every
-    rollout alike, and a group scored alike has no advantage, so no sample to step on."""
-
-    @hookimpl(wrapper=True)
-    def safeagents_reward(self, session: SessionRecord) -> Generator[None, Any, float | None]:
-        result: float | None = yield
-        index = int(session.id.rsplit("-", 2)[1])  # the runner's {run}-{task}-{index}-{nonce}
-        return None if result is None else result + 0.01 * index
-
-
-async def _sessions(path: str) -> dict[str, tuple[SessionRecord, list[TurnRecord]]]:
-    """Each session and its turns."""
-    store = SQLiteStore(path)
-    try:
-        found: dict[str, tuple[SessionRecord, list[TurnRecord]]] = {}
-        for session in await store.list_sessions(limit=10_000):
-            found[session.id] = (session, await store.turns(session.id))
-        return found
-    finally:
-        await store.close()
+    with proxied(config, model, tmp_path, max_model_len=CONTEXT) as served:
+        yield served
 
 
 def test_generate_validate_train_then_evaluate_three_checkpoints(
@@ -128,10 +92,10 @@ def test_generate_validate_train_then_evaluate_three_checkpoints(
     assert [task.id for task in environment.tasks()] == ["calc-train-qa-001"]
     with vllm.admin() as admin:
         training = Training(config, environment=environment, server=admin)
-        training.runner.reward = load_reward(entry_points=False, plugins=[_Spread()])
+        training.runner.reward = load_reward(entry_points=False, plugins=[Spread()])
         result = training.run()
     assert result.published == ["pi-v1", "pi-v2"]
-    trained = asyncio.run(_sessions(config.proxy.store))
+    trained = asyncio.run(stored_sessions(config.proxy.store))
     assert len(trained) == 4 and all(turns for _, turns in trained.values())
 
     # Sampling enforced: every training session and each of its turns carry the run's
@@ -173,7 +137,7 @@ def test_generate_validate_train_then_evaluate_three_checkpoints(
     assert [rows[name]["step"] for name in rows] == [None, 1, 2]
     evaluated = {
         sid: turns
-        for sid, (_, turns) in asyncio.run(_sessions(config.proxy.store)).items()
+        for sid, (_, turns) in asyncio.run(stored_sessions(config.proxy.store)).items()
         if sid not in trained
     }
     assert sorted(turns[0].model for turns in evaluated.values()) == ["pi-v1", "pi-v2", "tiny"]
@@ -181,5 +145,5 @@ def test_generate_validate_train_then_evaluate_three_checkpoints(
 
     # The same evaluation again: the report, and no new session.
     assert main(argv) == 0
-    assert len(asyncio.run(_sessions(config.proxy.store))) == len(trained) + 3
+    assert len(asyncio.run(stored_sessions(config.proxy.store))) == len(trained) + 3
     assert json.loads((out / "eval.json").read_text())["ran_now"] == {}

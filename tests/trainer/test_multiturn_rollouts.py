@@ -7,7 +7,7 @@ a step packs into more than one micro-batch, and the run's sampling was enforced
 request pi made.
 
 The model is the scripted one (its token ids and logprobs are stand-ins), so the importance
-ratio is checked where a real model samples pi's turns (tests/trainer/test_eval_pipeline.py)."""
+ratio is checked where a real model samples pi's turns (tests/trainer/test_multiturn_ratio.py)."""
 
 from __future__ import annotations
 

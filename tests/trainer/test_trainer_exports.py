@@ -92,7 +92,9 @@ def test_trainer_modules_import_each_other_without_cycles() -> None:
         visit(name, ())
 
 
-@pytest.mark.parametrize("module", ["_scheduler", "_driver", "_models", "_rollout_cli"])
+@pytest.mark.parametrize(
+    "module", ["_scheduler", "_driver", "_models", "_rollout_cli", "_jsonl", "_tiny_agent"]
+)
 def test_private_modules_export_what_they_define(module: str) -> None:
     import importlib
 

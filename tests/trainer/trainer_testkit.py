@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from safeagents.plugins import hookimpl
 from safeagents.store import (
     FindingRecord,
     SessionRecord,
@@ -138,3 +139,26 @@ class Transcripts:
 
     def close(self) -> None:
         asyncio.run(self.store.close())
+
+
+class Spread:
+    """The default reward plus a hundredth per rollout index: a random tiny model fails every
+    rollout alike, and a group scored alike has no advantage, so no sample to step on."""
+
+    @hookimpl(wrapper=True)
+    def safeagents_reward(self, session: SessionRecord) -> Generator[None, Any, float | None]:
+        result: float | None = yield
+        index = int(session.id.rsplit("-", 2)[1])  # the runner's {run}-{task}-{index}-{nonce}
+        return None if result is None else result + 0.01 * index
+
+
+async def stored_sessions(path: str) -> dict[str, tuple[SessionRecord, list[TurnRecord]]]:
+    """Each session in the store at ``path``, and its turns."""
+    store = SQLiteStore(path)
+    try:
+        found: dict[str, tuple[SessionRecord, list[TurnRecord]]] = {}
+        for session in await store.list_sessions(limit=10_000):
+            found[session.id] = (session, await store.turns(session.id))
+        return found
+    finally:
+        await store.close()

@@ -7,11 +7,14 @@ Skipped unless ``SAFEAGENTS_VLLM_PYTHON`` names vLLM's interpreter; ``SAFEAGENTS
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from safeagents.proxy import ProxyConfig, ProxyServer
 from trainer import TrainerConfig
 from trainer._vllm import VLLM_PYTHON_ENV, VLLMServer
 
@@ -40,3 +43,25 @@ def tiny_server(
         tool_parser="hermes",
         **options,
     )
+
+
+@contextmanager
+def proxied(
+    config: TrainerConfig, model: Path, work: Path, *, max_model_len: int
+) -> Iterator[tuple[TrainerConfig, VLLMServer, ProxyServer]]:
+    """``model`` served by vLLM on CPU behind the proxy (token capture on, store in
+    ``config.proxy.store``), with ``config`` pointed at both. Contexts beyond the model's own
+    are allowed: a harness's requests are long."""
+    env = {**os.environ, "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
+    server = tiny_server(
+        config, model, env=env, max_model_len=max_model_len, log_path=work / "vllm.log"
+    )
+    with server:
+        proxy_config = ProxyConfig(
+            upstream=server.url, store=config.proxy.store, capture_tokens=True
+        )
+        with ProxyServer(proxy_config, port=0) as proxy:
+            update = {"admin_url": f"{proxy.url}/safeagents/v1"}
+            vllm = config.vllm.model_copy(update={"base_url": server.url})
+            proxy_settings = config.proxy.model_copy(update=update)
+            yield config.model_copy(update={"proxy": proxy_settings, "vllm": vllm}), server, proxy
