@@ -297,9 +297,9 @@ def _record(
         if not turn.findings:
             stored.append(turn)
             continue
-        db.executemany(
+        db.executemany(  # a revealed finding the session already holds is not stored again
             f"INSERT INTO findings (session_id, turn_id, {read.FINDING_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [
                 (
                     turn.session_id,
@@ -313,6 +313,7 @@ def _record(
                     f.summary,
                     f.message,
                     int(f.blocked),
+                    int(f.revealed),
                 )
                 for f in turn.findings
             ],

@@ -70,6 +70,7 @@ class _FindingRow(NamedTuple):
     summary: str
     message: str
     blocked: int
+    revealed: int
 
 
 class _TurnRow(NamedTuple):
@@ -190,6 +191,7 @@ def _finding_from_row(row: _FindingRow) -> FindingRecord:
         summary=row.summary,
         message=row.message,
         blocked=bool(row.blocked),
+        revealed=bool(row.revealed),
     )
 
 
