@@ -99,6 +99,7 @@ ADDED_COLUMNS: tuple[tuple[int, str, str, str], ...] = (
     (4, "sessions", "reasks", "INTEGER NOT NULL DEFAULT 0"),
     (4, "sessions", "success", "INTEGER"),
     (5, "findings", "revealed", "INTEGER NOT NULL DEFAULT 0"),
+    (5, "model_aliases", "origin", "TEXT NOT NULL DEFAULT 'flags'"),
 )
 """``(version, table, column, type)`` of every column added after a table was first created:
 a store written by an older version gets them on open."""

@@ -171,6 +171,10 @@ class SQLiteStore(Store):
     async def set_alias(self, harness: str, model: str) -> None:
         await self._run(lambda db: alias_sql.set_alias(db, harness, model))
 
+    async def start_aliases(self, flags: Mapping[str, str]) -> dict[str, str]:
+        flags = dict(flags)
+        return await self._run(lambda db: alias_sql.start_aliases(db, flags))
+
     async def delete_alias(self, harness: str) -> bool:
         return await self._run(lambda db: alias_sql.delete_alias(db, harness))
 
