@@ -109,6 +109,39 @@ def test_an_alias_set_through_one_instance_is_used_by_the_next_request_of_anothe
     ]
 
 
+def test_a_restarted_instance_applies_its_flags_and_keeps_an_alias_set_at_run_time(
+    tmp_path: Path,
+    scripted: ScriptedServer,
+    start_proxy: StartProxy,
+    store_location: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An alias set through the admin API (a trainer's published adapter) outlives the
+    restart of any instance; flags apply to the aliases earlier flags set."""
+    scripted.model.set_script(script("done"))
+    store = store_location
+    flags = {"pi": "pi-base", "codex": "codex-base"}
+    first = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=flags)
+    second = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=flags)
+    assert http.put(f"{second.url}{ADMIN}/aliases/pi", json={"model": "pi-v7"}).status_code == 200
+    second.stop()
+    changed = {"pi": "pi-base2", "codex": "codex-base2"}  # the operator changed the flags
+    second = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=changed)
+    expected = {"codex": "codex-base2", "pi": "pi-v7"}
+    for instance in (first, second):
+        assert http.get(f"{instance.url}{ADMIN}/aliases").json() == {"aliases": expected}
+        url = f"{instance.url}/s/{new_session('restart')}/v1{PATHS['chat']}"
+        assert http.post(url, json=first_body("chat")).status_code == 200
+        assert scripted.model.model_requests()[-1].body["model"] == "pi-v7"
+    assert any("--model-alias pi=pi-base2 not applied" in r.getMessage() for r in caplog.records)
+    assert http.delete(f"{first.url}{ADMIN}/aliases/pi").status_code == 200
+    second.stop()
+    second = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=changed)
+    url = f"{first.url}/s/{new_session('restart')}/v1{PATHS['chat']}"
+    assert http.post(url, json=first_body("chat")).status_code == 200
+    assert scripted.model.model_requests()[-1].body["model"] == "pi-base2"
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_the_survivors_continue_every_session_after_one_of_three_is_killed(
     tmp_path: Path,
