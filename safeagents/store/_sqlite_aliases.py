@@ -13,11 +13,10 @@ import sqlite3
 import time
 from collections.abc import Mapping
 
+from safeagents.store._alias_start import ADMIN, FLAGS, plan_start
 from safeagents.store._sqlite_read import ALIASES_VERSION_KEY, transaction
 
 __all__ = ["aliases", "delete_alias", "set_alias", "start_aliases"]
-
-FLAGS, ADMIN = "flags", "admin"
 
 
 def aliases(db: sqlite3.Connection) -> dict[str, str]:
@@ -33,29 +32,15 @@ def set_alias(db: sqlite3.Connection, harness: str, model: str) -> None:
 
 def start_aliases(db: sqlite3.Connection, flags: Mapping[str, str]) -> dict[str, str]:
     with transaction(db):
-        stored = {
-            str(harness): (str(model), str(origin))
-            for harness, model, origin in db.execute(
-                "SELECT harness, model, origin FROM model_aliases"
-            )
-        }
-        changed = False
-        for harness, (_, origin) in stored.items():
-            if origin == FLAGS and harness not in flags:
-                db.execute("DELETE FROM model_aliases WHERE harness = ?", (harness,))
-                changed = True
-        kept: dict[str, str] = {}
-        for harness, model in flags.items():
-            current = stored.get(harness)
-            if current is not None and current[1] == ADMIN:
-                if current[0] != model:
-                    kept[harness] = current[0]
-            elif current is None or current[0] != model:
-                _upsert(db, harness, model, FLAGS)
-                changed = True
-        if changed:
+        rows = db.execute("SELECT harness, model, origin FROM model_aliases")
+        plan = plan_start({str(h): (str(m), str(o)) for h, m, o in rows}, flags)
+        for harness in plan.delete:
+            db.execute("DELETE FROM model_aliases WHERE harness = ?", (harness,))
+        for harness, model in plan.set.items():
+            _upsert(db, harness, model, FLAGS)
+        if plan.changes:
             _bump(db)
-    return kept
+    return plan.kept
 
 
 def _upsert(db: sqlite3.Connection, harness: str, model: str, origin: str) -> None:

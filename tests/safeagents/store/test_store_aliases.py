@@ -37,11 +37,10 @@ def test_aliases_are_set_replaced_deleted_and_seen_by_another_store(
 
 
 def test_a_start_applies_its_flags_but_keeps_the_aliases_set_through_the_admin_api(
-    tmp_path: Path,
+    open_backend: OpenBackend,
 ) -> None:
     async def scenario() -> None:
-        path = tmp_path / "start.db"
-        first, second = SQLiteStore(path), SQLiteStore(path)
+        first, second = open_backend("start"), open_backend("start")
 
         async def version() -> int:
             return (await second.live_state("nobody")).aliases_version
@@ -78,13 +77,14 @@ def test_a_start_applies_its_flags_but_keeps_the_aliases_set_through_the_admin_a
     asyncio.run(scenario())
 
 
-def test_starts_at_the_same_moment_apply_one_set_of_flags_whole(tmp_path: Path) -> None:
+def test_starts_at_the_same_moment_apply_one_set_of_flags_whole(
+    open_backend: OpenBackend,
+) -> None:
     """Each start reads and writes the aliases in one transaction: of starts racing with
     different flags, one wins entirely (no mix of two instances' flags)."""
 
     async def scenario() -> None:
-        path = tmp_path / "race.db"
-        stores = [SQLiteStore(path) for _ in range(6)]
+        stores = [open_backend("race") for _ in range(6)]
         for round_ in range(5):
             choices = [{"pi": f"pi-{round_}-{n}", "codex": f"codex-{round_}-{n}"} for n in range(6)]
             await asyncio.gather(

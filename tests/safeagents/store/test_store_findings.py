@@ -1,4 +1,4 @@
-"""SQLiteStore findings: a finding revealed later is stored once per session, however many
+"""Findings on every backend: a finding revealed later is stored once per session, however many
 instances reveal it at the same moment; findings on a turn's own calls are all kept."""
 
 from __future__ import annotations
@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import replace
-from pathlib import Path
 
-from safeagents.store import FindingRecord, SessionUpdate, SQLiteStore, TurnRecord
+from store_kit import OpenBackend
+
+from safeagents.store import FindingRecord, SessionUpdate, TurnRecord
 
 _REVEALED = FindingRecord(
     "no-delete-existing",
@@ -33,17 +34,19 @@ def _turn(exchange: str, *findings: FindingRecord) -> TurnRecord:
     )
 
 
-def test_instances_revealing_one_finding_at_once_store_it_once(tmp_path: Path) -> None:
+def test_instances_revealing_one_finding_at_once_store_it_once(
+    open_backend: OpenBackend,
+) -> None:
     """Eight stores on one file, each on its own thread and event loop (as many proxy
     instances), record the same revealed finding at the same moment, eight rounds over."""
-    path = tmp_path / "race.db"
     rounds, instances = 8, 8
+    asyncio.run(open_backend("race").close())  # made once, before the threads open it
     barrier = threading.Barrier(instances)
     failures: list[BaseException] = []
 
     def instance(number: int) -> None:
         async def race() -> None:
-            store = SQLiteStore(path)
+            store = open_backend("race")
             try:
                 for round_ in range(rounds):
                     found = replace(_REVEALED, summary=f"s{round_}")
@@ -65,7 +68,7 @@ def test_instances_revealing_one_finding_at_once_store_it_once(tmp_path: Path) -
     assert failures == []
 
     async def read() -> None:
-        store = SQLiteStore(path)
+        store = open_backend("race")
         turns = await store.turns("s")
         assert len(turns) == rounds * instances  # every turn lands
         stored = [f for turn in turns for f in turn.findings]
@@ -78,9 +81,9 @@ def test_instances_revealing_one_finding_at_once_store_it_once(tmp_path: Path) -
     asyncio.run(read())
 
 
-def test_findings_on_a_turns_own_calls_may_repeat(tmp_path: Path) -> None:
+def test_findings_on_a_turns_own_calls_may_repeat(open_backend: OpenBackend) -> None:
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "own.db")
+        store = open_backend("own")
         own = FindingRecord("r1", "c", "high", "reject", "call_0", "bash", "rm x", "m", True)
         await store.record_exchange(_update(), [_turn("e1", own), _turn("e2", own)])
         await store.record_exchange(_update(), [_turn("e3", _REVEALED, _REVEALED, own)])
