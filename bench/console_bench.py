@@ -34,11 +34,15 @@ from pathlib import Path
 import httpx
 
 from safeagents import Firewall
-from safeagents.console import standalone_app
-from safeagents.console._filters import PAGE_SIZE, parse_list
+from safeagents.console import PAGE_SIZE, parse_list, standalone_app
 from safeagents.exchange import Credentials, ProxyConfig
-from safeagents.store import SessionQuery, SQLiteStore
-from safeagents.store._sqlite_query import _where, query_sessions, session_totals
+from safeagents.store import (
+    SessionQuery,
+    SQLiteStore,
+    sqlite_query_sessions,
+    sqlite_session_totals,
+    sqlite_where,
+)
 
 HARNESSES = ("pi", "opencode", "codex", "claude-code", "hermes")
 RULES = tuple(f"bench-rule-{n:02d}" for n in range(20))
@@ -198,7 +202,7 @@ async def _timed(runs: int, action: Callable[[], Awaitable[object]]) -> list[flo
 
 def counted(db: sqlite3.Connection, query: SessionQuery) -> tuple[int, ...]:
     """The totals counted from the findings and turns tables (no per-session counters)."""
-    where, params = _where(query)
+    where, params = sqlite_where(query)
     within = f" AND session_id IN (SELECT id FROM sessions{where})" if where else ""
     sessions, calls = db.execute(
         f"SELECT COUNT(*), COALESCE(SUM(tool_calls), 0) FROM sessions{where}", params
@@ -221,9 +225,9 @@ def _sql_timed(
     samples = []
     for attempt in range(runs + 1):
         start = time.perf_counter()
-        query_sessions(db, listed.query, PAGE_SIZE + 1, listed.offset)
+        sqlite_query_sessions(db, listed.query, PAGE_SIZE + 1, listed.offset)
         if counters:
-            session_totals(db, listed.query)
+            sqlite_session_totals(db, listed.query)
         else:
             counted(db, listed.query)
         if attempt:

@@ -1,16 +1,58 @@
-"""An ASGI app served by uvicorn on a loopback port in a background thread."""
+"""Serving with uvicorn: an app on a loopback port in a background thread, and the lifespan
+state that ends an app's streams when the server stops."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 import time
-from types import TracebackType
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import FrameType, TracebackType
 from typing import Any, Self
 
 import uvicorn
 
-__all__ = ["ThreadedServer"]
+from safeagents.plugins import ServerStopping
+
+__all__ = ["ThreadedServer", "stopping_state"]
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_Handler = Callable[[int, FrameType | None], Any]
+
+
+@asynccontextmanager
+async def stopping_state() -> AsyncIterator[dict[str, Any]]:
+    """Lifespan state holding a :class:`ServerStopping`, set as the server begins to stop.
+
+    uvicorn waits for open responses before it runs the lifespan's shutdown, so the lifespan's
+    end cannot be what tells streams to end: the signal that stops uvicorn does (its handler
+    is chained and still called), or :meth:`ThreadedServer.stop`."""
+    stopping = ServerStopping()
+    chained: list[tuple[signal.Signals, _Handler, _Handler]] = []
+    if threading.current_thread() is threading.main_thread():
+        for number in _STOP_SIGNALS:
+            previous = signal.getsignal(number)
+            if callable(previous):
+                handler = _chain(stopping, previous)
+                signal.signal(number, handler)
+                chained.append((number, handler, previous))
+    try:
+        yield {ServerStopping.KEY: stopping}
+    finally:
+        stopping.set()
+        for number, handler, previous in chained:
+            if signal.getsignal(number) is handler:
+                signal.signal(number, previous)
+
+
+def _chain(stopping: ServerStopping, previous: _Handler) -> _Handler:
+    def handler(number: int, frame: FrameType | None) -> Any:
+        stopping.set()
+        return previous(number, frame)
+
+    return handler
 
 
 class ThreadedServer:
@@ -67,6 +109,10 @@ class ThreadedServer:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop serving and release the port."""
         if self._thread is not None:
+            lifespan = getattr(self._server, "lifespan", None)  # uvicorn's, once started
+            stopping = lifespan.state.get(ServerStopping.KEY) if lifespan is not None else None
+            if isinstance(stopping, ServerStopping):
+                stopping.set()
             self._server.should_exit = True
             self._thread.join(timeout)
             self._thread = None

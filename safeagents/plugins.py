@@ -18,7 +18,9 @@ exposes functions decorated with :data:`hookimpl`::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pluggy
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from safeagents._harness import Harness
     from safeagents.store import SessionRecord, TurnRecord
 
-__all__ = ["PROJECT_NAME", "ConsoleSection", "hookimpl", "hookspec"]
+__all__ = ["PROJECT_NAME", "ConsoleSection", "ServerStopping", "hookimpl", "hookspec"]
 
 PROJECT_NAME = "safeagents"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
@@ -62,11 +64,48 @@ def safeagents_cli_commands(subparsers: argparse._SubParsersAction[Any]) -> None
 class ConsoleSection(NamedTuple):
     """A section an add-on adds to the web console: ``title`` in its navigation, served
     under ``/ui/{path}/`` by ``app`` (the console checks access before the request reaches
-    it; ``scope["root_path"]`` tells the app where it is mounted)."""
+    it; ``scope["root_path"]`` tells the app where it is mounted). A response that streams
+    (server-sent events) waits on :meth:`ServerStopping.of` its scope between its writes."""
 
     title: str
     path: str
     app: ASGIApp
+
+
+class ServerStopping:
+    """Set when the server begins to stop. A response that streams until the client goes
+    away (server-sent events) waits on it alongside its data and ends when it is set, so an
+    open browser tab never holds a shutdown. The app that serves the console creates one in
+    its lifespan and puts it in the lifespan state (:attr:`KEY`), which every request's scope
+    carries, mounted apps' included."""
+
+    KEY = "safeagents.server_stopping"
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+
+    def set(self) -> None:
+        """Safe from any thread and from a signal handler."""
+        with contextlib.suppress(RuntimeError):  # the loop is already closed: nothing waits
+            self._loop.call_soon_threadsafe(self._event.set)
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self, seconds: float) -> bool:
+        """Wait ``seconds``, less if the server begins to stop meanwhile: whether it did."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._event.wait()
+        return self._event.is_set()
+
+    @classmethod
+    def of(cls, scope: Mapping[str, Any]) -> ServerStopping:
+        """The server's, from a request's scope; one never set where the app that serves
+        the request keeps none."""
+        found = scope.get("state", {}).get(cls.KEY)
+        return found if isinstance(found, ServerStopping) else cls()
 
 
 @hookspec

@@ -83,5 +83,11 @@ def ui(args: argparse.Namespace, out: Console, err: Console) -> int:
         f"{', token needed' if token else ''})",
         highlight=False,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        timeout_graceful_shutdown=5,
+    )
     return EXIT_OK

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from safeagents.console._app import CONSOLE_PREFIX, create_console
 from safeagents.console._context import ConsoleSource, SourceGetter
+from safeagents.console._filters import PAGE_SIZE, FilterError, ListRequest, parse_list
 from safeagents.console._sections import plugin_sections
 from safeagents.console._standalone import standalone_app
 
 __all__ = [
     "CONSOLE_PREFIX",
+    "PAGE_SIZE",
     "ConsoleSource",
+    "FilterError",
+    "ListRequest",
     "SourceGetter",
     "create_console",
+    "parse_list",
     "plugin_sections",
     "standalone_app",
 ]

@@ -38,18 +38,27 @@ _NEEDS_TOKEN = (
 )
 
 
+def _gate(
+    env: Environment, source: ConsoleSource, request: Request, *, admin_only: bool
+) -> Access | Response:
+    """The caller's access, or the answer instead of the page: a login (``?token=``), a 401
+    or a 403."""
+    token = request.query_params.get(TOKEN_PARAM)
+    if token is not None:
+        return _login(env, source, request, token)
+    access = request_access(source.credentials, request)
+    denied = _denied(env, request, access, admin_only=admin_only)
+    return access if denied is None else denied
+
+
 def _checked(
     env: Environment, source: SourceGetter, view: View, *, admin_only: bool
 ) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         current = source()
-        token = request.query_params.get(TOKEN_PARAM)
-        if token is not None:
-            return _login(env, current, request, token)
-        access = request_access(current.credentials, request)
-        denied = _denied(env, request, access, admin_only=admin_only)
-        if denied is not None:
-            return denied
+        access = _gate(env, current, request, admin_only=admin_only)
+        if isinstance(access, Response):
+            return access
         try:
             return await view(env, current, request, access)
         except Exception:
@@ -101,16 +110,8 @@ class _Guarded:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            request = Request(scope, receive)
-            current = self.source()
-            token = request.query_params.get(TOKEN_PARAM)
-            refused: Response | None = None
-            if token is not None:
-                refused = _login(self.env, current, request, token)
-            else:
-                access = request_access(current.credentials, request)
-                refused = _denied(self.env, request, access, admin_only=True)
-            if refused is not None:
+            refused = _gate(self.env, self.source(), Request(scope, receive), admin_only=True)
+            if isinstance(refused, Response):
                 await refused(scope, receive, send)
                 return
         await self.app(scope, receive, send)

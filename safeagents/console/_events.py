@@ -7,14 +7,14 @@ and never polls. Several proxy workers write one store, so the store is what is 
 
 from __future__ import annotations
 
-import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 from starlette.requests import Request
 
+from safeagents.plugins import ServerStopping
+from safeagents.protocols import encode_json
 from safeagents.store import SessionQuery, SessionRecord, SessionTotals, Store
 
 __all__ = ["INTERVAL", "session_events"]
@@ -23,11 +23,6 @@ INTERVAL = 1.0
 _KEEPALIVE = 15.0
 _BATCH = 50
 _RESUME_WINDOW = 3600.0
-
-
-def _event(name: str, data: object, event_id: float | None = None) -> str:
-    head = f"id: {event_id!r}\n" if event_id is not None else ""
-    return f"{head}event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
 def _resume_from(request: Request, now: float) -> float:
@@ -48,16 +43,18 @@ async def session_events(
     totals: Callable[[SessionTotals], dict[str, int]],
     *,
     interval: float = INTERVAL,
-) -> AsyncIterator[str]:
+) -> AsyncIterator[bytes]:
     """``session`` events (the rendered row of each session updated, oldest first) and a
-    ``totals`` event after them, until the client goes away."""
+    ``totals`` event after them, until the client goes away or the server stops."""
+    stopping = ServerStopping.of(request.scope)
     since = _resume_from(request, time.time())
     sent: set[tuple[str, float]] = set()
     """What was sent at ``since`` exactly (``updated >= since`` finds it again)."""
     quiet = 0.0
-    yield "retry: 2000\n\n"
+    yield b"retry: 2000\n\n"
     while not await request.is_disconnected():
-        await asyncio.sleep(interval)
+        if await stopping.wait(interval):
+            return
         floor = query.since if query.since is not None and query.since > since else since
         found = await store.query_sessions(replace(query, since=floor), limit=_BATCH)
         changed = [s for s in found if (s.id, s.updated) not in sent]
@@ -66,11 +63,11 @@ async def session_events(
             sent = {(s.id, s.updated) for s in found if s.updated == since}
             for session in reversed(changed):
                 data = {"id": session.id, "html": row(session)}
-                yield _event("session", data, session.updated)
-            yield _event("totals", totals(await store.session_totals(query)))
+                yield encode_json(data, "session", repr(session.updated))
+            yield encode_json(totals(await store.session_totals(query)), "totals")
             quiet = 0.0
             continue
         quiet += interval
         if quiet >= _KEEPALIVE:
             quiet = 0.0
-            yield ": keep-alive\n\n"
+            yield b": keep-alive\n\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ __all__ = ["PAGE_SIZE", "FilterError", "ListRequest", "parse_list"]
 
 PAGE_SIZE = 50
 _MAX_PAGE = 1_000_000
+_WHOLE = re.compile(r"[0-9]{1,7}")
 _KNOWN = frozenset({"hacked", "harness", "rule", "outcome", "since", "until", "q", "page"})
 _HACKED = {"yes": True, "no": False}
 
@@ -78,7 +80,7 @@ def parse_list(params: Mapping[str, str]) -> ListRequest:
     if outcome is not None and outcome not in OUTCOMES:
         raise FilterError(f"outcome={outcome!r}: use one of {', '.join(OUTCOMES)}")
     page_text = given.get("page", "1")
-    if not page_text.isdigit() or not 1 <= int(page_text) <= _MAX_PAGE:
+    if not _WHOLE.fullmatch(page_text) or not 1 <= int(page_text) <= _MAX_PAGE:
         raise FilterError(f"page={page_text!r}: a whole number from 1")
     query = SessionQuery(
         hacked=_HACKED[hacked] if hacked is not None else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -11,6 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 
 from safeagents._firewall import Firewall
+from safeagents._thread_server import stopping_state
 from safeagents.console._app import CONSOLE_PREFIX, create_console
 from safeagents.console._context import ConsoleSource
 from safeagents.exchange import Credentials
@@ -35,9 +37,10 @@ def standalone_app(
         return RedirectResponse(CONSOLE_PREFIX + "/", status_code=307)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         try:
-            yield
+            async with stopping_state() as state:
+                yield state
         finally:
             await store.close()
 

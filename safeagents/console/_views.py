@@ -3,7 +3,7 @@ and the model aliases. Each handler gets the caller's :class:`Access` already ch
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from jinja2 import Environment
@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 
 from safeagents.console._context import ConsoleSource
 from safeagents.console._events import session_events
-from safeagents.console._filters import PAGE_SIZE, FilterError, parse_list
+from safeagents.console._filters import PAGE_SIZE, FilterError, ListRequest, parse_list
 from safeagents.console._rules import rule_page, rules_page
 from safeagents.console._transcript import transcript
 from safeagents.exchange import Access
@@ -37,24 +37,26 @@ def error_page(env: Environment, request: Request, status: int, message: str) ->
 
 
 def _totals(totals: SessionTotals) -> dict[str, int]:
-    return {
-        "sessions": totals.sessions,
-        "tool_calls": totals.tool_calls,
-        "blocked_calls": totals.blocked_calls,
-        "reasks": totals.reasks,
-    }
+    return asdict(totals)
+
+
+def _listed(request: Request, access: Access) -> ListRequest:
+    """The list's filters, confined to its own session for a session key; :class:`FilterError`
+    for a value the console does not understand."""
+    listed = parse_list(request.query_params)
+    if access.kind == "session":
+        return replace(listed, query=replace(listed.query, id=access.session))
+    return listed
 
 
 async def sessions(
     env: Environment, source: ConsoleSource, request: Request, access: Access
 ) -> Response:
     try:
-        listed = parse_list(request.query_params)
+        listed = _listed(request, access)
     except FilterError as problem:
         return error_page(env, request, 400, str(problem))
     query = listed.query
-    if access.kind == "session":
-        query = replace(query, id=access.session)
     store = source.store
     found = await store.query_sessions(query, limit=PAGE_SIZE + 1, offset=listed.offset)
     totals = await store.session_totals(query)
@@ -79,11 +81,9 @@ async def events(
     env: Environment, source: ConsoleSource, request: Request, access: Access
 ) -> Response:
     try:
-        query = parse_list(request.query_params).query
+        query = _listed(request, access).query
     except FilterError as problem:
         return error_page(env, request, 400, str(problem))
-    if access.kind == "session":
-        query = replace(query, id=access.session)
     row = env.get_template("_row.html")
     root = request.scope.get("root_path", "")
 

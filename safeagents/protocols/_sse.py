@@ -11,6 +11,7 @@ __all__ = ["SSEEvent", "SSEParser", "encode_event", "encode_json", "parse_events
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n?|\n")
+_TEXT_LINE_END = re.compile(r"\r\n?|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,17 +136,20 @@ def parse_events(stream: bytes) -> list[SSEEvent]:
     return parser.feed(stream) + parser.close()
 
 
-def encode_event(data: str, event: str | None = None) -> bytes:
-    """One SSE event: optional ``event:`` line, one ``data:`` line per line of ``data``."""
+def encode_event(data: str, event: str | None = None, event_id: str | None = None) -> bytes:
+    """One SSE event: optional ``event:`` and ``id:`` lines, one ``data:`` line per line of
+    ``data`` (a CR, LF or CRLF in it ends a line, as for the reader)."""
     lines = [f"event: {event}"] if event is not None else []
-    lines.extend(f"data: {line}" for line in data.split("\n"))
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    lines.extend(f"data: {line}" for line in _TEXT_LINE_END.split(data))
     return ("\n".join(lines) + "\n\n").encode()
 
 
-def encode_json(payload: Any, event: str | None = None) -> bytes:
+def encode_json(payload: Any, event: str | None = None, event_id: str | None = None) -> bytes:
     """One SSE event carrying ``payload`` as compact JSON."""
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     try:
-        return encode_event(text, event)
+        return encode_event(text, event, event_id)
     except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
-        return encode_event(json.dumps(payload, separators=(",", ":")), event)
+        return encode_event(json.dumps(payload, separators=(",", ":")), event, event_id)

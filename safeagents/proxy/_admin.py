@@ -191,7 +191,9 @@ def _rules(services: Services) -> JSONResponse:
 
 def _int_param(request: Request, name: str, default: int, ceiling: int) -> int:
     value = request.query_params.get(name, "")
-    return max(0, min(int(value), ceiling)) if value.isdigit() else default
+    if not (value.isascii() and value.isdigit()):
+        return default
+    return ceiling if len(value) > len(str(ceiling)) else min(int(value), ceiling)
 
 
 async def _list(services: Services, request: Request, scope: Scope) -> Response:

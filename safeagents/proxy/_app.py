@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -13,6 +14,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from safeagents._firewall import Firewall
+from safeagents._thread_server import stopping_state
 from safeagents.console import CONSOLE_PREFIX, ConsoleSource, create_console, plugin_sections
 from safeagents.exchange import (
     ProxyConfig,
@@ -83,13 +85,14 @@ def create_app(
     aliases = canonical_aliases(firewall.registry, config.model_aliases)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         services = Services.build(config, firewall, store or open_store(config.store), upstream)
         app.state.services = services
         try:
             if seed_aliases:
                 await start_aliases(services.store, aliases)
-            yield
+            async with stopping_state() as state:
+                yield state
         finally:
             await services.aclose()
 

@@ -2,7 +2,8 @@
 
 :class:`Store` is the interface (async); :class:`SQLiteStore` is the default backend (one WAL
 file, safe for several proxy worker processes), :mod:`safeagents.store.postgres` the one many
-proxy instances share. :func:`open_store` opens either from a path or URL.
+proxy instances share. :func:`open_store` opens either from a path or URL. The ``sqlite_``
+functions run the SQLite list statements on a connection of one's own.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ from safeagents.store._render import (
     print_uncut,
 )
 from safeagents.store._sqlite import SQLiteStore
+from safeagents.store._sqlite_query import (
+    sqlite_query_sessions,
+    sqlite_session_totals,
+    sqlite_where,
+)
 from safeagents.store._transcript import export_line, to_chat_messages
 
 __all__ = [
@@ -85,5 +91,8 @@ __all__ = [
     "print_uncut",
     "redacted",
     "sqlite_path",
+    "sqlite_query_sessions",
+    "sqlite_session_totals",
+    "sqlite_where",
     "to_chat_messages",
 ]

@@ -147,11 +147,11 @@ class SQLiteStore(Store):
         self, query: SessionQuery, *, limit: int = 50, offset: int = 0
     ) -> list[SessionRecord]:
         return await self._run(
-            read.reading(lambda db: query_sql.query_sessions(db, query, limit, offset))
+            read.reading(lambda db: query_sql.sqlite_query_sessions(db, query, limit, offset))
         )
 
     async def session_totals(self, query: SessionQuery) -> SessionTotals:
-        return await self._run(read.reading(lambda db: query_sql.session_totals(db, query)))
+        return await self._run(read.reading(lambda db: query_sql.sqlite_session_totals(db, query)))
 
     async def rule_counts(self) -> dict[str, RuleCount]:
         return await self._run(read.reading(query_sql.rule_counts))

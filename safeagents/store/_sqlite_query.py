@@ -1,4 +1,8 @@
-"""SQLite statements behind :class:`~safeagents.store.SessionQuery` (the console's list)."""
+"""SQLite statements behind :class:`~safeagents.store.SessionQuery` (the console's list).
+
+The three ``sqlite_`` functions are public (exported by :mod:`safeagents.store`): the same
+statements :class:`~safeagents.store.SQLiteStore` runs, on a connection of one's own (a copy
+of a store, a benchmark's baseline)."""
 
 from __future__ import annotations
 
@@ -14,9 +18,15 @@ from safeagents.store._query import (
     where_clause,
 )
 from safeagents.store._records import FindingRecord, SessionRecord
-from safeagents.store._sqlite_read import loads, session_findings, session_records
+from safeagents.store._sqlite_read import session_findings, session_page
 
-__all__ = ["query_sessions", "rule_counts", "served_models", "session_totals"]
+__all__ = [
+    "rule_counts",
+    "served_models",
+    "sqlite_query_sessions",
+    "sqlite_session_totals",
+    "sqlite_where",
+]
 
 _PREFIX_END = "\U0010ffff"
 _PAGE_ORDER = (  # sessions_for_console backwards: no sort, whatever the page
@@ -25,49 +35,32 @@ _PAGE_ORDER = (  # sessions_for_console backwards: no sort, whatever the page
 )
 
 
-def _where(query: SessionQuery) -> tuple[str, list[Any]]:
-    """The ``WHERE`` clause (possibly empty) over ``sessions`` and its parameters."""
+def sqlite_where(query: SessionQuery) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (possibly empty) over ``sessions`` that ``query`` makes, and its
+    parameters."""
     return where_clause(
         query, "?", lambda prefix: ("id >= ? AND id < ?", [prefix, prefix + _PREFIX_END])
     )
 
 
-def query_sessions(
+def sqlite_query_sessions(
     db: sqlite3.Connection, query: SessionQuery, limit: int, offset: int
 ) -> list[SessionRecord]:
     """A page of matching sessions, most recently updated first, with findings and outcome."""
-    where, params = _where(query)
-    # the page's rows are found in sessions_for_console alone, then read: a deep page steps
-    # over index entries, not whole rows
-    page = f"SELECT rowid FROM sessions{where} ORDER BY {_PAGE_ORDER} LIMIT ? OFFSET ?"
-    sessions = session_records(
-        db, f" WHERE rowid IN ({page}) ORDER BY {_PAGE_ORDER}", [*params, limit, offset]
-    )
+    where, params = sqlite_where(query)
+    sessions = session_page(db, where, params, _PAGE_ORDER, limit, offset)
     if not sessions:
         return []
     ids = [session.id for session in sessions]
-    marks = ", ".join("?" * len(ids))
-    outcomes = {
-        session_id: dict(loads(outcome))
-        for session_id, outcome in db.execute(
-            f"SELECT session_id, outcome FROM outcomes WHERE session_id IN ({marks})", ids
-        )
-    }
     findings: dict[str, list[FindingRecord]] = {}
     for session_id, finding in session_findings(db, ids):
         findings.setdefault(session_id, []).append(finding)
-    return [
-        replace(
-            session,
-            outcome=outcomes.get(session.id),
-            findings=tuple(findings.get(session.id, ())),
-        )
-        for session in sessions
-    ]
+    return [replace(session, findings=tuple(findings.get(session.id, ()))) for session in sessions]
 
 
-def session_totals(db: sqlite3.Connection, query: SessionQuery) -> SessionTotals:
-    where, params = _where(query)
+def sqlite_session_totals(db: sqlite3.Connection, query: SessionQuery) -> SessionTotals:
+    """Sessions, tool calls, blocked calls and re-asks over what ``query`` matches."""
+    where, params = sqlite_where(query)
     row = db.execute(
         "SELECT COUNT(*), COALESCE(SUM(tool_calls), 0), COALESCE(SUM(blocked_calls), 0), "
         f"COALESCE(SUM(reasks), 0) FROM sessions{where}",

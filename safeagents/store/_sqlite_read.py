@@ -42,6 +42,7 @@ __all__ = [
     "loads",
     "reading",
     "session_findings",
+    "session_page",
     "session_records",
     "transaction",
     "turns",
@@ -143,13 +144,37 @@ def session_findings(
         yield row[0], finding_from_row(FindingRow._make(row[1:]))
 
 
+def session_page(
+    db: sqlite3.Connection,
+    where: str,
+    params: Sequence[Any],
+    order: str,
+    limit: int,
+    offset: int,
+) -> list[SessionRecord]:
+    """A page of ``sessions{where}`` in ``order``, with outcomes (without findings). The
+    page's rows are found first, in an index alone where one serves ``where`` and ``order``
+    (a deep page steps over index entries, not whole rows); only they are read, each with
+    its outcome."""
+    columns = ", ".join(f"sessions.{name}" for name in SessionRow._fields)
+    page = f"SELECT rowid FROM sessions{where} ORDER BY {order} LIMIT ? OFFSET ?"
+    rows = db.execute(
+        f"SELECT {columns}, outcomes.outcome FROM sessions "
+        "LEFT JOIN outcomes ON outcomes.session_id = sessions.id "
+        f"WHERE sessions.rowid IN ({page}) ORDER BY {order}",
+        [*params, limit, offset],
+    )
+    return [
+        replace(
+            session_from_row(SessionRow._make(row[:-1])),
+            outcome=None if row[-1] is None else dict(loads(row[-1])),
+        )
+        for row in rows
+    ]
+
+
 def list_sessions(db: sqlite3.Connection, limit: int, offset: int) -> list[SessionRecord]:
-    sessions = session_records(db, " ORDER BY updated DESC, id LIMIT ? OFFSET ?", (limit, offset))
-    outcomes = {
-        session_id: dict(loads(outcome))
-        for session_id, outcome in db.execute("SELECT session_id, outcome FROM outcomes")
-    }
-    return [replace(session, outcome=outcomes.get(session.id)) for session in sessions]
+    return session_page(db, "", (), "updated DESC, id", limit, offset)
 
 
 def turns(db: sqlite3.Connection, session_id: str) -> list[TurnRecord]:

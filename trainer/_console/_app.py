@@ -7,7 +7,6 @@ server-sent events, ``/eval/{key}`` an evaluation, ``/assets/live.js`` the page'
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from safeagents.plugins import ServerStopping
+from safeagents.protocols import encode_event, encode_json
 from trainer._console._runs import (
     Catalogue,
     EvalReportError,
@@ -179,7 +180,12 @@ class _Pages:
             )
         tail = MetricsTail(run.metrics, offset=start[0], line=start[1])
         return StreamingResponse(
-            _stream(run_state=lambda: read_run(run), tail=tail, settings=self.settings),
+            _stream(
+                run_state=lambda: read_run(run),
+                tail=tail,
+                settings=self.settings,
+                stopping=ServerStopping.of(request.scope),
+            ),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -190,42 +196,40 @@ def _position(text: str) -> tuple[int, int] | None:
     return None if found is None else (int(found[1]), int(found[2]))
 
 
-def _event(name: str, data: str, event_id: str | None = None) -> str:
-    lines = [f"event: {name}"]
-    if event_id is not None:
-        lines.append(f"id: {event_id}")
-    lines.extend(f"data: {part}" for part in data.splitlines() or [""])
-    return "\n".join(lines) + "\n\n"
-
-
 async def _stream(
-    *, run_state: Callable[[], RunState], tail: MetricsTail, settings: _Settings
-) -> AsyncIterator[str]:
+    *,
+    run_state: Callable[[], RunState],
+    tail: MetricsTail,
+    settings: _Settings,
+    stopping: ServerStopping,
+) -> AsyncIterator[bytes]:
     """``step`` (one per new line), ``skipped`` (a malformed line) and then ``charts`` (the
-    live part of the page, drawn again) each time the log grows; ``reset`` when it shrank."""
-    yield f"retry: {round(settings.poll_seconds * 1000)}\n\n"
+    live part of the page, drawn again) each time the log grows; ``reset`` when it shrank.
+    Ends when the server begins to stop."""
+    yield f"retry: {round(settings.poll_seconds * 1000)}\n\n".encode()
     waited = 0.0
     since_beat = 0.0
     while waited < settings.stream_seconds:
         if await anyio.to_thread.run_sync(tail.shrunk):
-            yield _event("reset", "the metrics log was replaced")
+            yield encode_event("the metrics log was replaced", "reset")
             return
         try:
             read = await anyio.to_thread.run_sync(tail.read)
         except OSError as error:  # the browser reconnects and tries again
-            yield _event("skipped", f"{tail.path.name}: cannot be read ({error.strerror})")
+            yield encode_event(f"{tail.path.name}: cannot be read ({error.strerror})", "skipped")
             return
         if read.metrics or read.skipped:
             for step in read.metrics:
-                yield _event("step", json.dumps(step.to_json()))
+                yield encode_json(step.to_json(), "step")
             for problem in read.skipped:
-                yield _event("skipped", problem)
+                yield encode_event(problem, "skipped")
             state = await anyio.to_thread.run_sync(run_state)
-            yield _event("charts", render_live(state), f"{tail.offset}:{tail.line}")
+            yield encode_event(render_live(state), "charts", f"{tail.offset}:{tail.line}")
             since_beat = 0.0
         elif since_beat >= _HEARTBEAT_SECONDS:
-            yield ": still following\n\n"
+            yield b": still following\n\n"
             since_beat = 0.0
-        await anyio.sleep(settings.poll_seconds)
+        if await stopping.wait(settings.poll_seconds):
+            return
         waited += settings.poll_seconds
         since_beat += settings.poll_seconds

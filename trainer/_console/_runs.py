@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
 _METRICS_PREFIX = "metrics-"
 _METRICS_SUFFIX = ".jsonl"
 _DEPTH = 3
+_VERSION = re.compile(r"v[0-9]{1,18}")
 """Directories below a root that are searched: ``root/experiments/run-1/eval-pi``."""
 
 
@@ -126,9 +128,14 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def _is_version(name: str) -> bool:
+    """``v1``, ``v2``…: an adapter version's directory."""
+    return _VERSION.fullmatch(name) is not None
+
+
 def _searched(entry: os.DirEntry[str]) -> bool:
     name = entry.name
-    if name.startswith(".") or (name.startswith("v") and name[1:].isdigit()):
+    if name.startswith(".") or _is_version(name):
         return False
     try:
         return entry.is_dir(follow_symlinks=False)
@@ -153,7 +160,7 @@ def kept_versions(run: Run) -> tuple[list[KeptVersion], list[str]]:
     problems: list[str] = []
     adapters = run.directory / run.harness
     try:
-        candidates = [p for p in adapters.iterdir() if p.name[:1] == "v" and p.name[1:].isdigit()]
+        candidates = [p for p in adapters.iterdir() if _is_version(p.name)]
     except OSError:
         return kept, problems
     for path in sorted(candidates, key=lambda p: int(p.name[1:])):

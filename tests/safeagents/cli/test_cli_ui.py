@@ -77,10 +77,21 @@ def test_serves_the_console_for_a_copied_store(tmp_path: Path) -> None:
         page = httpx.get(f"{url}/ui/", headers={"Authorization": "Bearer tok"})
         assert page.status_code == 200 and 'id="session-copied-1"' in page.text
         assert httpx.get(url, follow_redirects=False).headers["location"] == "/ui/"
+        events = f"{url}/ui/events"
+        with httpx.stream("GET", events, headers={"Authorization": "Bearer tok"}) as response:
+            chunks = response.iter_raw()
+            assert next(chunks).startswith(b"retry:")
+            started = time.monotonic()
+            process.terminate()  # SIGTERM, as a service manager stops it: an open tab
+            process.wait(timeout=30)  # does not hold the shutdown
+            stopped = time.monotonic() - started
+            b"".join(chunks)
     finally:
         process.terminate()
         _, err = process.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/ui/" in err
+    assert stopped < 2.0, f"safeagents ui took {stopped:.2f} s to stop with a tab open"
+    assert "ERROR" not in err and "Traceback" not in err, err
 
 
 def test_serve_checks_its_console_runs(

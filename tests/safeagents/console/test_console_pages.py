@@ -99,6 +99,8 @@ def test_aliases_page_shows_routing_and_the_models_that_answered(proxy: ProxySer
         ("/ui/?since=yesterday", 400, "ISO 8601"),
         ("/ui/?page=0", 400, "page="),
         ("/ui/?page=-3", 400, "page="),
+        ("/ui/?page=%C2%B2", 400, "page="),  # a digit int() refuses
+        ("/ui/?page=" + "9" * 5000, 400, "page="),  # past int()'s limit
         ("/ui/?color=red", 400, "unknown filter"),
         ("/ui/?harness=%00", 400, "printable"),
         ("/ui/events?hacked=2", 400, "use yes or no"),

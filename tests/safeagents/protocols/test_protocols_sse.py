@@ -97,6 +97,13 @@ def test_encode_event_splits_multiline_data() -> None:
     assert encode_json({"k": "é"}) == 'data: {"k":"é"}\n\n'.encode()
 
 
+def test_encode_event_ends_lines_where_a_reader_does_and_carries_an_id() -> None:
+    encoded = encode_event("a\rb\r\nc", "x", "7:2")
+    assert encoded == b"event: x\nid: 7:2\ndata: a\ndata: b\ndata: c\n\n"
+    assert summary(parse_events(encoded)) == [("x", "a\nb\nc")]
+    assert encode_json([1], "y", "1.5") == b"event: y\nid: 1.5\ndata: [1]\n\n"
+
+
 def test_encode_json_escapes_lone_surrogates() -> None:
     [event] = parse_events(encode_json({"k": "a\ud800"}))
     assert json.loads(event.data) == {"k": "a\ud800"}

@@ -39,6 +39,11 @@ def test_sessions_carry_the_check_report_shape_and_their_turns(
     assert session["turns"][0]["findings"][0]["message"].startswith("Blocked by safeagents")
     listed = http.get(f"{proxy.url}{ADMIN}/sessions").json()["sessions"]
     assert sid in {s["id"] for s in listed}
+    odd = {"limit": "\u00b2", "offset": "9" * 5000}  # a digit int() refuses; past int's limit
+    assert http.get(f"{proxy.url}{ADMIN}/sessions", params=odd).json() == {"sessions": []}
+    assert http.get(f"{proxy.url}{ADMIN}/sessions", params={"limit": "\u00b2"}).json() == {
+        "sessions": listed
+    }
     brief = http.get(f"{proxy.url}{ADMIN}/sessions/{sid}?turns=none").json()
     assert "turns" not in brief and brief["turn_count"] == 2
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -23,6 +25,7 @@ from proxy_testkit import (
     follow_up,
     http,
     script,
+    serve_process,
     serve_workers,
 )
 
@@ -136,3 +139,22 @@ def test_two_workers_share_one_store(tmp_path: Path, scripted: ScriptedServer) -
     )["sessions"]
     assert sorted(s["id"] for s in sessions) == [f"w{i}" for i in range(8)]
     assert all(s["turn_count"] == 3 and s["hacked"] for s in sessions)
+
+
+def test_an_open_console_tab_does_not_hold_the_workers_shutdown(
+    tmp_path: Path, scripted: ScriptedServer
+) -> None:
+    store, log = str(tmp_path / "workers.db"), tmp_path / "serve.log"
+    with (
+        serve_process(scripted.base_url, store, log, "--workers", "2") as (process, base),
+        httpx.stream("GET", f"{base}/ui/events", timeout=30) as response,
+    ):
+        chunks = response.iter_raw()
+        assert next(chunks).startswith(b"retry:")
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+        stopped = time.monotonic() - started
+        b"".join(chunks)  # the worker ended the stream: no broken response
+    assert stopped < 2.0, f"serve --workers 2 took {stopped:.2f} s to stop with a tab open"
+    assert "ERROR" not in log.read_text(), log.read_text()

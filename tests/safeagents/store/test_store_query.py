@@ -1,9 +1,11 @@
-"""The console's queries: filters, totals, pagination and rule counts over a real SQLite file."""
+"""The console's queries (filters, totals, pagination, rule counts) and the admin API's session
+list, over a real SQLite file."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,10 @@ from safeagents.store import (
     TurnRecord,
     _query,
     _sqlite_query,
+    _sqlite_read,
+    sqlite_query_sessions,
+    sqlite_session_totals,
+    sqlite_where,
 )
 
 
@@ -113,9 +119,9 @@ def test_the_filters_and_totals_use_the_indexes(tmp_path: Path) -> None:
     def plan(sql: str, params: list[object]) -> str:
         return " ".join(str(row[3]) for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", params))
 
-    where, params = _sqlite_query._where(SessionQuery(rule="r1"))
+    where, params = sqlite_where(SessionQuery(rule="r1"))
     assert "findings_by_rule" in plan(f"SELECT id FROM sessions{where}", params)
-    where, params = _sqlite_query._where(SessionQuery(hacked=True, outcome="failure"))
+    where, params = sqlite_where(SessionQuery(hacked=True, outcome="failure"))
     totals = "SELECT COUNT(*), SUM(tool_calls), SUM(blocked_calls), SUM(reasks) FROM sessions"
     assert "COVERING INDEX sessions_for_console" in plan(totals + where, params)
 
@@ -143,6 +149,58 @@ def test_a_schema_3_store_gets_its_counters_filled_on_open(tmp_path: Path) -> No
         await store.close()
 
     asyncio.run(read())
+
+
+def _sessions(path: Path, count: int) -> sqlite3.Connection:
+    """A store of ``count`` sessions, each scored, written directly (fast), pairs updated at
+    the same moment."""
+    asyncio.run(_open_close(path))
+    db = sqlite3.connect(path)
+    with db:
+        db.executemany(
+            "INSERT INTO sessions (id, harness, created, updated) VALUES (?, 'pi', 0, ?)",
+            ((f"s{n:06d}", float(n // 2)) for n in range(count)),
+        )
+        db.executemany(
+            "INSERT INTO outcomes (session_id, posted, outcome) VALUES (?, 0, ?)",
+            ((f"s{n:06d}", f'{{"reward": {n}}}') for n in range(count)),
+        )
+    return db
+
+
+def _steps(db: sqlite3.Connection, read: Callable[[], object]) -> int:
+    """SQLite virtual-machine steps (in hundreds) that ``read`` took."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    db.set_progress_handler(count, 100)
+    read()
+    db.set_progress_handler(None, 100)
+    return steps
+
+
+def test_the_session_list_reads_its_page_alone(tmp_path: Path) -> None:
+    small = _sessions(tmp_path / "small.db", 1_000)
+    large = _sessions(tmp_path / "large.db", 20_000)
+    page = _sqlite_read.list_sessions(large, 4, 2)
+    assert [(s.id, s.outcome) for s in page] == [
+        ("s019996", {"reward": 19996}),  # a tie on the update time: by id
+        ("s019997", {"reward": 19997}),
+        ("s019994", {"reward": 19994}),
+        ("s019995", {"reward": 19995}),
+    ]
+    work = [
+        _steps(db, lambda db=db: _sqlite_read.list_sessions(db, 50, 0)) for db in (small, large)
+    ]
+    assert work[1] < 2 * work[0] + 5, f"20 times the sessions took {work} steps: not a page"
+    # the console's statements, on a connection of one's own
+    assert sqlite_session_totals(large, SessionQuery()) == SessionTotals(20_000)
+    (last,) = sqlite_query_sessions(large, SessionQuery(id_prefix="s01999"), 1, 0)
+    assert (last.id, last.outcome) == ("s019999", {"reward": 19999})
 
 
 async def _open_close(path: Path) -> None:

@@ -9,12 +9,18 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from console_kit import keep_version, write_eval, write_steps
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 
+from safeagents import Firewall
+from safeagents._thread_server import ThreadedServer
+from safeagents.console import standalone_app
+from safeagents.exchange import Credentials, ProxyConfig
+from safeagents.store import SQLiteStore
 from trainer._console import training_app
 from trainer._plugin import safeagents_console_sections
 
@@ -219,6 +225,11 @@ def test_a_malformed_kept_version_is_named_and_the_others_shown(runs: Path) -> N
     assert page.status_code == 200
     assert "v4/version.json: step: Input should be a valid integer" in page.text
     assert "<td>toy-v2</td>" in page.text
+    odd = runs / "exp1" / "toy" / "v\u00b2"  # a digit, to str.isdigit, that int() refuses
+    odd.mkdir()
+    (odd / "version.json").write_text("{}")
+    again = client([runs]).get(f"{PREFIX}/run/runs/exp1/toy")
+    assert again.status_code == 200 and "<td>toy-v2</td>" in again.text
 
 
 def test_two_roots_with_the_same_name_get_distinct_keys(tmp_path: Path) -> None:
@@ -229,3 +240,29 @@ def test_two_roots_with_the_same_name_get_distinct_keys(tmp_path: Path) -> None:
     assert "out/toy" in page.text and "out~2/toy" in page.text
     other = client([first, second]).get(f"{PREFIX}/run/out~2/toy")
     assert points(other.text, "reward_mean") == 2
+
+
+def test_an_open_run_stream_ends_when_the_console_stops(runs: Path, tmp_path: Path) -> None:
+    """The section served as ``safeagents ui`` serves it: a run's page left open does not
+    hold the server's shutdown, and its stream ends cleanly."""
+    config = ProxyConfig(upstream="http://127.0.0.1/")
+    app = standalone_app(
+        SQLiteStore(tmp_path / "safeagents.db"),
+        Firewall.load(),
+        Credentials(config),
+        sections=safeagents_console_sections([runs]),
+    )
+    server = ThreadedServer(app, "127.0.0.1", 0).start()
+    try:
+        with httpx.stream(
+            "GET", f"{server.url}{PREFIX}/events/runs/exp1/toy", timeout=10
+        ) as response:
+            chunks = response.iter_raw()
+            assert next(chunks).startswith(b"retry:")
+            started = time.monotonic()
+            server.stop()
+            stopped = time.monotonic() - started
+            b"".join(chunks)  # ended, not broken off
+    finally:
+        server.stop()
+    assert stopped < 1.0, f"the console took {stopped:.2f} s to stop with a run page open"
