@@ -9,7 +9,7 @@ Starlette nor mitmproxy.
 
 from __future__ import annotations
 
-from safeagents.exchange._aliases import ModelAliases, canonical_aliases, reset_aliases
+from safeagents.exchange._aliases import ModelAliases, canonical_aliases, start_aliases
 from safeagents.exchange._auth import Access, Credentials, session_secret
 from safeagents.exchange._config import (
     DEFAULT_BODY_LIMIT,
@@ -104,11 +104,11 @@ __all__ = [
     "parse_json_object",
     "prepare_exchange",
     "redact_url",
-    "reset_aliases",
     "resolve_identity",
     "root_key",
     "session_secret",
     "split_session_key",
+    "start_aliases",
     "upstream_error",
     "upstream_path",
 ]

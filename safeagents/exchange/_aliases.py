@@ -9,12 +9,15 @@ applies from the next request on, and an unchanged version costs no read.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 
 from safeagents._registry import Registry
 from safeagents.store import Store
 
-__all__ = ["ModelAliases", "canonical_aliases", "reset_aliases"]
+__all__ = ["ModelAliases", "canonical_aliases", "start_aliases"]
+
+logger = logging.getLogger("safeagents.proxy")
 
 
 def canonical_aliases(registry: Registry, aliases: Mapping[str, str]) -> dict[str, str]:
@@ -23,12 +26,21 @@ def canonical_aliases(registry: Registry, aliases: Mapping[str, str]) -> dict[st
     return {registry.harness(harness).name: model for harness, model in aliases.items()}
 
 
-async def reset_aliases(store: Store, aliases: Mapping[str, str]) -> None:
-    """Make the store's aliases exactly ``aliases`` (at start-up, before any request)."""
-    for harness in set(await store.aliases()) - set(aliases):
-        await store.delete_alias(harness)
-    for harness, model in aliases.items():
-        await store.set_alias(harness, model)
+async def start_aliases(store: Store, aliases: Mapping[str, str]) -> None:
+    """Apply a start's ``--model-alias`` flags ``aliases`` (before any request): they replace
+    the aliases earlier flags set, never one set through the admin API at run time, which is
+    reported where a flag differs (see :meth:`Store.start_aliases`)."""
+    kept = await store.start_aliases(aliases)
+    for harness, model in sorted(kept.items()):
+        logger.warning(
+            "--model-alias %s=%s not applied: the alias %s=%s was set through the admin API "
+            "(DELETE /safeagents/v1/aliases/%s, then restart, to return to the flag)",
+            harness,
+            aliases[harness],
+            harness,
+            model,
+            harness,
+        )
 
 
 class ModelAliases:

@@ -135,7 +135,9 @@ class Enforcer:
                     FindingRecord.from_finding(f, blocked=False) for f in spoken
                 )
             if attempt is first and late:
-                attempt.findings += [FindingRecord.from_finding(f, blocked=False) for f in late]
+                attempt.findings += [
+                    FindingRecord.from_finding(f, blocked=False, revealed=True) for f in late
+                ]
                 decision.hacked |= any(f.hacked for f in late)
             attempt.calls = len(verdicts)
             decision.tool_calls += len(verdicts)

@@ -22,7 +22,7 @@ from safeagents.exchange import (
     Upstream,
     build_firewall,
     canonical_aliases,
-    reset_aliases,
+    start_aliases,
 )
 from safeagents.protocols import (
     CHAT,
@@ -76,7 +76,8 @@ def create_app(
 ) -> Starlette:
     """The proxy app; the store, upstream client and firewall live for the app's lifespan.
 
-    At start-up the store's model aliases become ``config.model_aliases`` unless
+    At start-up ``config.model_aliases`` are applied to the store's aliases (those set
+    through the admin API stay: :func:`~safeagents.exchange.start_aliases`) unless
     ``seed_aliases`` is false (a worker process: its parent did that once for all)."""
     if config.needs_admin_token and not config.admin_token:
         raise ValueError(f"refusing to serve on {config.host} (beyond loopback) without a token")
@@ -89,7 +90,7 @@ def create_app(
         app.state.services = services
         try:
             if seed_aliases:
-                await reset_aliases(services.store, aliases)
+                await start_aliases(services.store, aliases)
             async with stopping_state() as state:
                 yield state
         finally:

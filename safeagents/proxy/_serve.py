@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from safeagents._firewall import Firewall
 from safeagents._registry import default_registry
 from safeagents._thread_server import ThreadedServer
-from safeagents.exchange import ProxyConfig, canonical_aliases, reset_aliases
+from safeagents.exchange import ProxyConfig, canonical_aliases, start_aliases
 from safeagents.proxy._app import create_app
 from safeagents.store import Store, open_store
 
@@ -121,7 +121,7 @@ async def _seed_aliases(config: ProxyConfig) -> None:
     aliases = canonical_aliases(default_registry(), config.model_aliases)
     store = open_store(config.store)
     try:
-        await reset_aliases(store, aliases)
+        await start_aliases(store, aliases)
     finally:
         await store.close()
 

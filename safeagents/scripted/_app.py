@@ -79,7 +79,9 @@ class ScriptedModel:
     """Answers model requests from a :class:`Script`; thread-safe request log.
 
     ``event_delay`` (seconds) is slept between streamed events, to exercise streaming
-    behaviour of whatever sits between the harness and this model.
+    behaviour of whatever sits between the harness and this model; ``reply_delay`` before
+    every model answer, streamed or not, so that requests stay in flight through whatever
+    sits in between (a slow model).
     """
 
     def __init__(
@@ -87,12 +89,14 @@ class ScriptedModel:
         script: Script,
         model_names: tuple[str, ...] = ("scripted",),
         event_delay: float = 0.0,
+        reply_delay: float = 0.0,
     ) -> None:
         self._script = script
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self.model_names = model_names
         self.event_delay = event_delay
+        self.reply_delay = reply_delay
 
     @property
     def script(self) -> Script:
@@ -196,6 +200,8 @@ def create_app(model: ScriptedModel) -> Starlette:
             "headers": {key.lower(): value for key, value in request.headers.items()},
             "body": body,
         }
+        if model.reply_delay and request.method == "POST" and _endpoint(request.url.path):
+            await asyncio.sleep(model.reply_delay)
         response, extra = _route(model, request.method, request.url.path, body)
         model.record(RecordedRequest(**base, status=response.status_code, **extra))
         return response

@@ -25,8 +25,11 @@ class ScriptedServer(ThreadedServer):
         port: int = 0,
         model_names: tuple[str, ...] = ("scripted",),
         event_delay: float = 0.0,
+        reply_delay: float = 0.0,
     ) -> None:
-        self.model = ScriptedModel(script, model_names=model_names, event_delay=event_delay)
+        self.model = ScriptedModel(
+            script, model_names=model_names, event_delay=event_delay, reply_delay=reply_delay
+        )
         super().__init__(
             create_app(self.model), host, port, lifespan="off", http="h11", loop="asyncio"
         )

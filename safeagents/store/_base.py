@@ -28,6 +28,16 @@ stored when it commits, never a value computed from the earlier read:
   longer than ``main`` (SQL: ``WHERE main_count <= :count OR (main_count = :read_count
   AND main_key = :read_key)``), so of two turns of one session served at once by two
   instances, the shorter conversation never wins over the longer;
+- each alias remembers who set it last: a proxy start's flags or the admin API (column
+  ``model_aliases.origin``, ``'flags'`` or ``'admin'``; rows of a store older than schema 5
+  are ``'flags'``), so that a restarted instance applies its ``--model-alias`` flags without
+  wiping an alias set at run time (a trainer's published adapter): see
+  :meth:`start_aliases`;
+- a finding revealed later (``FindingRecord.revealed``: on a call that already ran, found by
+  what a later request showed) is stored once per session, whichever instance reveals it
+  first: a unique index on ``(session_id, rule_id, tool_call_id, summary) WHERE revealed``
+  and an insert that skips a duplicate (``ON CONFLICT DO NOTHING``), in the exchange's
+  transaction; other findings are not unique (a re-ask may reuse a call id);
 - :attr:`LiveState.aliases_version <safeagents.store.LiveState.aliases_version>` changes
   whenever any instance changes the aliases (a ``meta`` row every alias change increments
   in its transaction, read with the session by :meth:`live_state`: one transaction on
@@ -142,8 +152,21 @@ class Store(ABC):
 
     @abstractmethod
     async def set_alias(self, harness: str, model: str) -> None:
-        """Make requests of ``harness`` go to ``model`` (replacing an earlier alias); changes
-        ``aliases_version`` in the same transaction."""
+        """Make requests of ``harness`` go to ``model`` (replacing an earlier alias), as set
+        through the admin API (origin ``'admin'``, which a proxy start keeps: see
+        :meth:`start_aliases`); changes ``aliases_version`` in the same transaction."""
+
+    @abstractmethod
+    async def start_aliases(self, flags: Mapping[str, str]) -> dict[str, str]:
+        """A proxy start's ``--model-alias`` ``flags``, in one write transaction (instances
+        may start at once; PostgreSQL: ``LOCK TABLE model_aliases IN SHARE ROW EXCLUSIVE
+        MODE`` first, as absent rows cannot be locked): each alias ``flags`` names is set,
+        with origin ``'flags'``, where its harness has none or one whose origin is
+        ``'flags'``; an alias of origin ``'flags'`` that ``flags`` do not name is deleted; an
+        alias of origin ``'admin'`` (:meth:`set_alias`) is kept until :meth:`delete_alias`
+        drops it. Changes ``aliases_version`` only when an alias changed (a restart with the
+        same flags makes no instance read the aliases again). Returns the kept admin
+        aliases that differ from a flag (harness -> model), for the proxy to report."""
 
     @abstractmethod
     async def delete_alias(self, harness: str) -> bool:

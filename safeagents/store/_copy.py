@@ -87,12 +87,14 @@ async def copy_store(source: str, target: str, progress: Progress | None = None)
                     report.skipped += 1
                 if progress is not None:
                     progress(done, len(ids), session_id)
-            aliases = src.execute("SELECT harness, model, updated FROM model_aliases").fetchall()
+            aliases = src.execute(
+                "SELECT harness, model, updated, origin FROM model_aliases"
+            ).fetchall()
             async with pg.transaction(), pg.cursor() as cur:
                 await cur.executemany(
-                    "INSERT INTO model_aliases (harness, model, updated) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (harness) DO UPDATE SET model = excluded.model, "
-                    "updated = excluded.updated",
+                    "INSERT INTO model_aliases (harness, model, updated, origin) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (harness) DO UPDATE SET "
+                    "model = excluded.model, updated = excluded.updated, origin = excluded.origin",
                     aliases,
                 )
                 if aliases:

@@ -30,14 +30,20 @@ HiddenKind = Literal["pair", "restore"]
 
 @dataclass(frozen=True, slots=True)
 class FindingRecord(Finding):
-    """A finding as stored: the engine's :class:`Finding` plus whether it blocked the call."""
+    """A finding as stored: the engine's :class:`Finding` plus whether it blocked the call
+    and whether it was revealed later (found on a call that already ran, by what a later
+    request showed: a session holds one such finding per rule, call and summary, whichever
+    instance revealed it first)."""
 
     blocked: bool = False
+    revealed: bool = False
 
     @classmethod
-    def from_finding(cls, finding: Finding, *, blocked: bool) -> FindingRecord:
+    def from_finding(
+        cls, finding: Finding, *, blocked: bool, revealed: bool = False
+    ) -> FindingRecord:
         stored = {name: getattr(finding, name) for name in _STORED_FIELDS}
-        return cls(**stored, blocked=blocked)
+        return cls(**stored, blocked=blocked, revealed=revealed)
 
     def to_detail(self) -> JSONObject:
         return {**self.to_json(), "message": self.message, "blocked": self.blocked}

@@ -72,6 +72,7 @@ class FindingRow(NamedTuple):
     summary: str
     message: str
     blocked: int
+    revealed: int
 
 
 class TurnRow(NamedTuple):
@@ -167,6 +168,7 @@ def finding_from_row(row: FindingRow) -> FindingRecord:
         summary=row.summary,
         message=row.message,
         blocked=bool(row.blocked),
+        revealed=bool(row.revealed),
     )
 
 
@@ -250,6 +252,7 @@ def finding_values(finding: FindingRecord) -> tuple[Any, ...]:
         finding.summary,
         finding.message,
         int(finding.blocked),
+        int(finding.revealed),
     )
 
 

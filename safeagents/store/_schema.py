@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["ADDED_COLUMNS", "ALIASES_VERSION_KEY", "LATE_INDEXES", "SCHEMA", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 ALIASES_VERSION_KEY = "aliases_version"
 """The ``meta`` row counting the changes ever made to the model aliases (absent: none)."""
@@ -102,6 +102,8 @@ ADDED_COLUMNS: tuple[tuple[int, str, str, str], ...] = (
     (4, "sessions", "blocked_calls", "INTEGER NOT NULL DEFAULT 0"),
     (4, "sessions", "reasks", "INTEGER NOT NULL DEFAULT 0"),
     (4, "sessions", "success", "INTEGER"),
+    (5, "findings", "revealed", "INTEGER NOT NULL DEFAULT 0"),
+    (5, "model_aliases", "origin", "TEXT NOT NULL DEFAULT 'flags'"),
 )
 """``(version, table, column, type)`` of every column added after a table was first created:
 a store written by an older version gets them on open."""
@@ -109,7 +111,12 @@ a store written by an older version gets them on open."""
 LATE_INDEXES: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS sessions_for_console ON sessions "
     "(updated, hacked, harness, success, tool_calls, blocked_calls, reasks, id)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS findings_revealed_once ON findings "
+    "(session_id, rule_id, tool_call_id, summary) WHERE revealed = 1",
 )
 """Indexes on added columns, created once a store has them (after the upgrade). Sessions by
 last update, and everything the console's list filters on and totals (safeagents/console), so
-its pages and counts over 100,000 sessions read this index alone."""
+its pages and counts over 100,000 sessions read this index alone. A revealed finding once per
+session (the writer's ``ON CONFLICT DO NOTHING`` drops the copy a second instance revealed
+at the same moment); findings found on a turn's own calls may repeat (a re-ask can reuse a
+call id) and are not constrained."""

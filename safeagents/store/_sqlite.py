@@ -178,6 +178,10 @@ class SQLiteStore(Store):
     async def set_alias(self, harness: str, model: str) -> None:
         await self._run(lambda db: alias_sql.set_alias(db, harness, model))
 
+    async def start_aliases(self, flags: Mapping[str, str]) -> dict[str, str]:
+        flags = dict(flags)
+        return await self._run(lambda db: alias_sql.start_aliases(db, flags))
+
     async def delete_alias(self, harness: str) -> bool:
         return await self._run(lambda db: alias_sql.delete_alias(db, harness))
 
@@ -304,9 +308,9 @@ def _record(
         if not turn.findings:
             stored.append(turn)
             continue
-        db.executemany(
+        db.executemany(  # a revealed finding the session already holds is not stored again
             f"INSERT INTO findings (session_id, turn_id, {read.FINDING_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [(turn.session_id, turn_id, *finding_values(f)) for f in turn.findings],
         )
         stored.append(turn)

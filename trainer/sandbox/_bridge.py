@@ -56,6 +56,8 @@ class ProxyBridge:
         self.limit_reached = asyncio.Event()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+        """Set by :meth:`close`: a connection accepted but not yet served is only closed."""
 
     async def start(self) -> None:
         self._server = await asyncio.start_unix_server(
@@ -63,6 +65,7 @@ class ProxyBridge:
         )
 
     async def close(self) -> None:
+        self._closing = True
         if self._server is not None:
             self._server.close()
             for task in list(self._tasks):
@@ -98,15 +101,20 @@ class ProxyBridge:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+        assert task is not None
+        self._tasks.add(task)
         try:
-            await self._forward(reader, writer)
+            if not self._closing:
+                await self._forward(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            # The task is asyncio's (start_unix_server), whose done-callback asks it for its
+            # exception, which raises on a cancelled task (Python 3.11): cancelled by close()
+            # or at shutdown, it ends the connection and returns.
+            task.uncancel()
         finally:
-            if task is not None:
-                self._tasks.discard(task)
+            self._tasks.discard(task)
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
@@ -130,10 +138,12 @@ class ProxyBridge:
         try:
             up_writer.write(head)
             sending = asyncio.create_task(_pipe(reader, up_writer))
-            await _pipe(up_reader, writer)
-            sending.cancel()
-            with contextlib.suppress(asyncio.CancelledError, OSError):
-                await sending
+            try:
+                await _pipe(up_reader, writer)
+            finally:
+                sending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, OSError):
+                    await sending
         finally:
             up_writer.close()
             with contextlib.suppress(OSError):

@@ -192,6 +192,10 @@ class PostgresStore(Store):
     async def set_alias(self, harness: str, model: str) -> None:
         await self._write(lambda conn: write.set_alias(conn, harness, model))
 
+    async def start_aliases(self, flags: Mapping[str, str]) -> dict[str, str]:
+        flags = dict(flags)
+        return await self._write(lambda conn: write.start_aliases(conn, flags))
+
     async def delete_alias(self, harness: str) -> bool:
         return await self._write(lambda conn: write.delete_alias(conn, harness))
 

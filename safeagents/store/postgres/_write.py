@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from safeagents.store._alias_start import ADMIN, FLAGS, plan_start
 from safeagents.store._records import HiddenEntry, SessionUpdate, TurnRecord
 from safeagents.store._rows import (
     FINDING_COLUMNS,
@@ -30,6 +31,7 @@ __all__ = [
     "record",
     "set_alias",
     "set_outcome",
+    "start_aliases",
 ]
 
 _MAIN_MOVES = (
@@ -112,8 +114,10 @@ async def record(
         if turn.findings:
             async with conn.cursor() as many:
                 await many.executemany(
+                    # a revealed finding the session already holds is not stored again
                     f"INSERT INTO findings (session_id, turn_id, {FINDING_COLUMNS}) "
-                    f"VALUES (%s, {_LAST_TURN}, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    f"VALUES (%s, {_LAST_TURN}, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT DO NOTHING",
                     [clean((turn.session_id, *finding_values(f))) for f in turn.findings],
                 )
     if hidden:
@@ -177,12 +181,32 @@ async def set_outcome(conn: Connection, session_id: str, outcome: Mapping[str, A
 
 
 async def set_alias(conn: Connection, harness: str, model: str) -> None:
-    await conn.execute(
-        "INSERT INTO model_aliases (harness, model, updated) VALUES (%s, %s, %s) "
-        "ON CONFLICT (harness) DO UPDATE SET model = excluded.model, updated = excluded.updated",
-        clean((harness, model, time.time())),
-    )
+    await _upsert_alias(conn, harness, model, ADMIN)
     await bump_aliases_version(conn)
+
+
+async def start_aliases(conn: Connection, flags: Mapping[str, str]) -> dict[str, str]:
+    """A start's flags (see :meth:`Store.start_aliases`), in the caller's transaction: the
+    table lock keeps a concurrent start or admin change from interleaving with it."""
+    await conn.execute("LOCK TABLE model_aliases IN SHARE ROW EXCLUSIVE MODE")
+    cursor = await conn.execute("SELECT harness, model, origin FROM model_aliases")
+    plan = plan_start({str(h): (str(m), str(o)) for h, m, o in await cursor.fetchall()}, flags)
+    if plan.delete:
+        await conn.execute("DELETE FROM model_aliases WHERE harness = ANY(%s)", (plan.delete,))
+    for harness, model in plan.set.items():
+        await _upsert_alias(conn, harness, model, FLAGS)
+    if plan.changes:
+        await bump_aliases_version(conn)
+    return plan.kept
+
+
+async def _upsert_alias(conn: Connection, harness: str, model: str, origin: str) -> None:
+    await conn.execute(
+        "INSERT INTO model_aliases (harness, model, updated, origin) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (harness) DO UPDATE SET model = excluded.model, "
+        "updated = excluded.updated, origin = excluded.origin",
+        clean((harness, model, time.time(), origin)),
+    )
 
 
 async def delete_alias(conn: Connection, harness: str) -> bool:

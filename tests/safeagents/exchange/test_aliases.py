@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from safeagents._registry import default_registry
-from safeagents.exchange._aliases import ModelAliases, canonical_aliases, reset_aliases
+from safeagents.exchange._aliases import ModelAliases, canonical_aliases, start_aliases
 from safeagents.store import SQLiteStore
 
 
@@ -133,7 +133,9 @@ def test_a_failed_read_is_retried_and_a_cancelled_waiter_does_not_cancel_it(
     asyncio.run(scenario())
 
 
-def test_start_up_aliases_are_canonical_and_replace_the_stored_ones(tmp_path: Path) -> None:
+def test_start_up_aliases_are_canonical_and_replace_those_of_earlier_flags(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     registry = default_registry()
     assert canonical_aliases(registry, {"claude": "a", "PI": "b"}) == {
         "claude-code": "a",
@@ -144,10 +146,16 @@ def test_start_up_aliases_are_canonical_and_replace_the_stored_ones(tmp_path: Pa
 
     async def scenario() -> None:
         store = SQLiteStore(tmp_path / "reset.db")
-        await store.set_alias("codex", "old")
-        await store.set_alias("pi", "old")
-        await reset_aliases(store, {"pi": "new", "hermes": "h"})
-        assert await store.aliases() == {"hermes": "h", "pi": "new"}
+        await start_aliases(store, {"codex": "old", "pi": "old"})
+        await store.set_alias("claude-code", "published")  # through the admin API
+        await start_aliases(store, {"pi": "new", "hermes": "h", "claude-code": "flag"})
+        assert await store.aliases() == {"claude-code": "published", "hermes": "h", "pi": "new"}
         await store.close()
 
     asyncio.run(scenario())
+    (warning,) = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.getMessage() == (
+        "--model-alias claude-code=flag not applied: the alias claude-code=published was set "
+        "through the admin API (DELETE /safeagents/v1/aliases/claude-code, then restart, "
+        "to return to the flag)"
+    )

@@ -41,11 +41,16 @@ def new_session(label: str) -> str:
 
 @dataclass
 class Instances:
-    """The base URLs of the proxy instances (and their pids, when processes) in rotation."""
+    """The base URLs of the proxy instances (and their pids, when processes) in rotation,
+    and how many requests each has in flight (sent by :func:`post`, not yet answered)."""
 
     urls: list[str]
     pids: list[int | None] = field(default_factory=list)
     dead: set[int] = field(default_factory=set)
+    in_flight: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.in_flight = [0] * len(self.urls)
 
     def kill(self, index: int) -> None:
         """``kill -9`` instance ``index`` (a process); requests then go to the others."""
@@ -88,12 +93,15 @@ async def post(
         nonce = f"{session}/{walk.sent}/{attempt}"
         walk.sent += 1
         url = f"{instances.urls[index]}/s/{session}/v1{PATHS['chat']}"
+        instances.in_flight[index] += 1
         try:
             response = await client.post(url, json={**body, "user": nonce})
         except httpx.TransportError as error:
             failures.append(f"{index}: {error!r}")
             walk.retried += 1
             continue
+        finally:
+            instances.in_flight[index] -= 1
         assert response.status_code == 200, (index, response.text)
         walk.answered.append(nonce)
         answer: dict[str, Any] = response.json()

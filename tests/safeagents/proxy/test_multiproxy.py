@@ -109,36 +109,76 @@ def test_an_alias_set_through_one_instance_is_used_by_the_next_request_of_anothe
     ]
 
 
+def test_a_restarted_instance_applies_its_flags_and_keeps_an_alias_set_at_run_time(
+    tmp_path: Path,
+    scripted: ScriptedServer,
+    start_proxy: StartProxy,
+    store_location: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An alias set through the admin API (a trainer's published adapter) outlives the
+    restart of any instance; flags apply to the aliases earlier flags set."""
+    scripted.model.set_script(script("done"))
+    store = store_location
+    flags = {"pi": "pi-base", "codex": "codex-base"}
+    first = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=flags)
+    second = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=flags)
+    assert http.put(f"{second.url}{ADMIN}/aliases/pi", json={"model": "pi-v7"}).status_code == 200
+    second.stop()
+    changed = {"pi": "pi-base2", "codex": "codex-base2"}  # the operator changed the flags
+    second = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=changed)
+    expected = {"codex": "codex-base2", "pi": "pi-v7"}
+    for instance in (first, second):
+        assert http.get(f"{instance.url}{ADMIN}/aliases").json() == {"aliases": expected}
+        url = f"{instance.url}/s/{new_session('restart')}/v1{PATHS['chat']}"
+        assert http.post(url, json=first_body("chat")).status_code == 200
+        assert scripted.model.model_requests()[-1].body["model"] == "pi-v7"
+    assert any("--model-alias pi=pi-base2 not applied" in r.getMessage() for r in caplog.records)
+    assert http.delete(f"{first.url}{ADMIN}/aliases/pi").status_code == 200
+    second.stop()
+    second = start_proxy(scripted.base_url, fresh=True, store=store, model_aliases=changed)
+    url = f"{first.url}/s/{new_session('restart')}/v1{PATHS['chat']}"
+    assert http.post(url, json=first_body("chat")).status_code == 200
+    assert scripted.model.model_requests()[-1].body["model"] == "pi-base2"
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_the_survivors_continue_every_session_after_one_of_three_is_killed(
     tmp_path: Path,
     scripted: ScriptedServer,
     store_location: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """64 sessions over three ``safeagents serve`` processes; once a third of the requests
-    are answered, one instance is killed with SIGKILL in the middle of its work. Every
-    session finishes on the others, with its whole history and no answered turn lost."""
+    are answered, one instance is killed with SIGKILL while requests wait in it for the
+    (slow) model. Every session finishes on the others, with its whole history and no
+    answered turn lost."""
     scripted.model.set_script(script(*SCRIPT))
-    store = store_location
+    monkeypatch.setattr(scripted.model, "reply_delay", 0.2)  # requests sit in the proxies
     with contextlib.ExitStack() as stack:
         started = [
             stack.enter_context(
                 serve_process(
-                    scripted.base_url, store, tmp_path / f"serve{index}.log", ready_within=120
+                    scripted.base_url,
+                    store_location,
+                    tmp_path / f"serve{index}.log",
+                    ready_within=120,
                 )
             )
             for index in range(3)
         ]
         instances = Instances([base for _, base in started], [p.pid for p, _ in started])
         walks = [Walk(new_session(f"k{index}")) for index in range(64)]
-        answered_before_kill: list[int] = []
+        at_kill: list[tuple[int, int]] = []
 
         async def kill_under_load(running: list[asyncio.Future[Walk]]) -> None:
-            while sum(len(walk.answered) for walk in walks) < 64:
+            answered = 0
+            while answered < 64 or instances.in_flight[0] < _IN_FLIGHT_AT_KILL:
                 assert not all(task.done() for task in running)
                 await asyncio.sleep(0.002)
+                answered = sum(len(walk.answered) for walk in walks)
+            at_kill.append((answered, instances.in_flight[0]))
             instances.kill(0)
-            answered_before_kill.append(sum(len(walk.answered) for walk in walks))
 
         async def run() -> None:
             limits = httpx.Limits(max_connections=64)
@@ -155,11 +195,18 @@ def test_the_survivors_continue_every_session_after_one_of_three_is_killed(
         asyncio.run(run())
         started[0][0].wait(5)
         assert started[0][0].returncode == -9
-        assert answered_before_kill and answered_before_kill[0] < 64 * 3
+        [(answered, in_flight)] = at_kill
+        assert answered < 64 * 3 and in_flight >= _IN_FLIGHT_AT_KILL
         for walk in walks:
             assert walk.delivered == DELIVERED, walk.session
             check_history(walk, _document(instances.urls[1], walk.session), expected_turns=None)
+        # the requests in flight to the killed instance (but an answer it had already sent)
+        # failed and went to another
         assert sum(walk.retried for walk in walks) > 0, "the kill interrupted nothing"
+
+
+_IN_FLIGHT_AT_KILL = 4
+"""Requests the client has sent to the instance it kills and not had answered yet."""
 
 
 def test_a_finding_revealed_through_one_instance_is_not_reported_again_by_another(

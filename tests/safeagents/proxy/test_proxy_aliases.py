@@ -154,7 +154,7 @@ def test_aliases_need_the_admin_token_and_refuse_session_keys(
     )
 
 
-def test_start_up_replaces_the_stored_aliases_with_the_configured_ones(
+def test_start_up_replaces_the_aliases_of_earlier_flags_and_keeps_those_set_at_run_time(
     tmp_path: Path, scripted: ScriptedServer, bundled_firewall: Firewall
 ) -> None:
     store = str(tmp_path / "restart.db")
@@ -163,7 +163,9 @@ def test_start_up_replaces_the_stored_aliases_with_the_configured_ones(
         assert http.put(f"{proxy.url}{ALIASES}/codex", json={"model": "c-v2"}).status_code == 200
     restarted = ProxyConfig(upstream=scripted.base_url, store=store, model_aliases={"claude": "c"})
     with ProxyServer(restarted, firewall=bundled_firewall, port=0) as proxy:
-        assert http.get(proxy.url + ALIASES).json() == {"aliases": {"claude-code": "c"}}
+        assert http.get(proxy.url + ALIASES).json() == {
+            "aliases": {"claude-code": "c", "codex": "c-v2"}
+        }
     with pytest.raises(ValueError, match="nobody"):
         ProxyServer(ProxyConfig(upstream=scripted.base_url, model_aliases={"nobody": "x"}))
 

@@ -132,6 +132,20 @@ def test_event_delay_paces_the_stream() -> None:
     assert arrivals[-1] - arrivals[0] >= 0.05 * (len(arrivals) - 2)
 
 
+def test_reply_delay_holds_every_model_answer_streamed_or_not() -> None:
+    script = Script.from_data([{"say": "one"}])
+    with ScriptedServer(script, reply_delay=0.3) as server:
+        for stream in (False, True):
+            started = time.monotonic()
+            body = {"model": "m", "messages": [], "tools": TOOLS, "stream": stream}
+            with httpx.stream("POST", f"{server.base_url}/chat/completions", json=body) as r:
+                first = next(r.iter_bytes())
+            assert first and time.monotonic() - started >= 0.3, stream
+        started = time.monotonic()
+        assert httpx.get(f"{server.base_url}/models").status_code == 200
+        assert time.monotonic() - started < 0.3  # only model answers wait
+
+
 def test_gzip_request_bodies_are_read(server: ScriptedServer) -> None:
     body = json.dumps({"model": "m", "messages": [], "tools": TOOLS}).encode()
     response = httpx.post(

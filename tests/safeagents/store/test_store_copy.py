@@ -28,6 +28,7 @@ RESPONSE = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
 
 def _turn(session_id: str, n: int) -> TurnRecord:
     finding = FindingRecord("r", "c", "high", "reject", f"call{n}", "bash", "rm", "no", True)
+    revealed = FindingRecord("d", "c", "high", "flag", "", "bash", "rm a", "no", revealed=True)
     return make_turn(
         session_id,
         f"e{n}",
@@ -35,7 +36,7 @@ def _turn(session_id: str, n: int) -> TurnRecord:
         request={"messages": [{"role": "user", "content": f"héllo {n}"}]},
         response=RESPONSE,
         delivered=RESPONSE if n % 2 else None,
-        findings=(finding,) if n % 2 == 0 else (),
+        findings=(finding,) if n % 2 == 0 else (revealed,) if n == 1 else (),
         tokens=TokenRecord((1, 2), (3,), (-0.5,)),
         started=float(n),
         ended=n + 0.5,
@@ -55,6 +56,7 @@ async def _fill(path: Path) -> None:
     await store.set_outcome("s1", {"success": True, "reward": 1.0})
     await store.open_session("empty", cwd="/srv", sampling={"temperature": 0.7})
     await store.set_alias("pi", "pi-v2")
+    await store.start_aliases({"codex": "codex-base"})
     await store.close()
 
 
@@ -70,7 +72,10 @@ async def _same(path: Path, url: str) -> None:
             await sqlite.live_state(session.id),
         )
         assert (copied.session, copied.hidden) == (original.session, original.hidden)
-    assert await postgres.aliases() == {"pi": "pi-v2"}
+    assert await postgres.aliases() == {"codex": "codex-base", "pi": "pi-v2"}
+    with psycopg.connect(url) as conn:  # who set each alias travels with it
+        origins = conn.execute("SELECT harness, origin FROM model_aliases ORDER BY 1").fetchall()
+    assert origins == [("codex", "flags"), ("pi", "admin")]
     assert (await postgres.live_state("any")).aliases_version > 0  # instances re-read them
     await sqlite.close()
     await postgres.close()
@@ -89,7 +94,7 @@ def test_a_copy_reads_back_the_same_and_a_second_run_skips_it(
     report = asyncio.run(copy_store(f"sqlite:{path}", postgres_url, progress))
     assert (report.sessions, report.copied, report.skipped) == (4, 4, 0)
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    assert report.counts["turns"] == (6, 6) and report.counts["findings"] == (4, 4)
+    assert report.counts["turns"] == (6, 6) and report.counts["findings"] == (6, 6)
     assert report.counts["hidden"] == (3, 3) and report.counts["outcomes"] == (1, 1)
     asyncio.run(_same(path, postgres_url))
     again = asyncio.run(copy_store(str(path), postgres_url))

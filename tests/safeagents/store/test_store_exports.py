@@ -11,6 +11,7 @@ import pytest
 MODULES = (
     "safeagents.store",
     "safeagents.store.postgres",
+    "safeagents.store._alias_start",
     "safeagents.store._copy",
     "safeagents.store._errors",
     "safeagents.store._location",

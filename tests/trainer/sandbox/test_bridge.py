@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from trainer.sandbox._bridge import ProxyBridge
 
@@ -60,3 +65,55 @@ def test_the_bridge_forwards_its_session_only_and_counts_model_requests(tmp_path
     assert len(seen) == 2 and all(b"connection: close" in head for head in seen)
     assert b"keep-alive" not in seen[0]
     assert not bridge.socket_path.exists()  # closed with the bridge
+
+
+def test_closing_with_requests_in_flight_ends_every_connection_quietly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> tuple[list[dict[str, Any]], list[bytes], int]:
+        loop = asyncio.get_running_loop()
+        errors: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _, context: errors.append(context))
+        heads: list[bytes] = []
+        held = asyncio.Event()
+
+        async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            heads.append(await reader.readuntil(b"\r\n\r\n"))
+            if len(heads) == 16:
+                held.set()
+            await reader.read()  # never answers: the bridge must end the connection
+            writer.close()
+
+        upstream = await asyncio.start_server(hold, "127.0.0.1", 0)
+        bridge = ProxyBridge(
+            tmp_path / "p.sock",
+            host="127.0.0.1",
+            port=upstream.sockets[0].getsockname()[1],
+            session_id="s1",
+            max_requests=None,
+        )
+        await bridge.start()
+        asking = [
+            asyncio.create_task(
+                _ask(
+                    bridge.socket_path,
+                    b"POST /s/s1/v1/chat/completions HTTP/1.1\r\ncontent-length: 5\r\n\r\n",
+                )
+            )
+            for _ in range(16)
+        ]
+        await asyncio.wait_for(held.wait(), 10)
+        await asyncio.wait_for(bridge.close(), 10)
+        answers = await asyncio.wait_for(asyncio.gather(*asking), 10)
+        upstream.close()
+        await upstream.wait_closed()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gc.collect()
+        return errors, answers, len(bridge._tasks)
+
+    with caplog.at_level(logging.DEBUG, logger="asyncio"):
+        errors, answers, left = asyncio.run(scenario())
+    assert errors == [] and left == 0
+    assert answers == [b""] * 16  # closed without an answer: the request was cut off
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

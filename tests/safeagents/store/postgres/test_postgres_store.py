@@ -237,3 +237,30 @@ def test_a_schema_3_database_gets_its_counters_filled(postgres_url: str) -> None
     with psycopg.connect(postgres_url) as conn:
         assert conn.execute(counted).fetchone() == (1, 1, 1)
     assert _version(postgres_url) == str(SCHEMA_VERSION)
+
+
+def test_a_schema_4_database_gets_alias_origins_and_revealed_findings(postgres_url: str) -> None:
+    """Schema 5: an alias of schema 4 counts as set by flags (a start may change it), and
+    a revealed finding is stored once per session from then on."""
+    asyncio.run(_touch(postgres_url))
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("DROP INDEX findings_revealed_once")
+        conn.execute("ALTER TABLE findings DROP COLUMN revealed")
+        conn.execute("ALTER TABLE model_aliases DROP COLUMN origin")
+        conn.execute("INSERT INTO model_aliases VALUES ('codex', 'codex-old', 1)")
+        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    revealed = FindingRecord("d", "c", "high", "flag", "", "bash", "rm a", "m", revealed=True)
+
+    async def upgraded() -> None:
+        store = PostgresStore(postgres_url)
+        assert await store.start_aliases({"codex": "codex-new"}) == {}
+        assert await store.aliases() == {"codex": "codex-new"}
+        turns = [make_turn("s", "e1", findings=(revealed,)), make_turn("s", "e2")]
+        await store.record_exchange(make_update("s"), turns)
+        await store.record_exchange(make_update("s"), [make_turn("s", "e3", findings=(revealed,))])
+        stored = [f for turn in await store.turns("s") for f in turn.findings]
+        assert stored == [revealed]
+        await store.close()
+
+    asyncio.run(upgraded())
+    assert _version(postgres_url) == str(SCHEMA_VERSION)
