@@ -51,6 +51,11 @@ def test_migrate_and_serve_refuse_what_they_cannot_use(
 ) -> None:
     assert main(["store", "migrate", "--from", str(tmp_path / "a.db"), "--to", "x.db"]) == 2
     assert "--to names a PostgreSQL database" in capsys.readouterr().err
+    missing = tmp_path / "missing.db"
+    target = "postgresql://u@127.0.0.1:1/db"
+    assert main(["store", "migrate", "--from", str(missing), "--to", target]) == 2
+    captured = capsys.readouterr()
+    assert f"no SQLite store at {missing}" in captured.err and "copying" not in captured.err
     unreachable = "postgresql://u:s3cret@127.0.0.1:1/db"
     code = main(["serve", "--upstream", "http://127.0.0.1:9/v1", "--store", unreachable])
     err = capsys.readouterr().err
