@@ -61,3 +61,13 @@ def test_migrate_and_serve_refuse_what_they_cannot_use(
     err = capsys.readouterr().err
     assert code == 2 and "cannot use the store" in err and "Traceback" not in err
     assert "s3cret" not in err
+
+
+def test_help_shows_the_default_store_without_its_password(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAFEAGENTS_STORE", "postgresql://u:s3cret@db.example/runs")
+    with pytest.raises(SystemExit):
+        main(["sessions", "list", "--help"])
+    out = capsys.readouterr().out
+    assert "s3cret" not in out and "postgresql://u:***@db.example/runs" in " ".join(out.split())
