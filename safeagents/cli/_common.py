@@ -163,14 +163,15 @@ def is_option_error(error: RuleError) -> bool:
 
 def add_store_option(parser: argparse.ArgumentParser, what: str) -> None:
     """``--store``: a SQLite file or a ``postgresql://`` URL (default ``$SAFEAGENTS_STORE``)."""
-    from safeagents.store import default_store
+    from safeagents.store import default_store, redacted
 
+    shown = redacted(default_store()).replace("%", "%%")  # help never shows a password
     parser.add_argument(
         "--store",
         default=default_store(),
         metavar="PATH.db|URL",
-        help=f"{what}: a SQLite file or postgresql://user@host/db (taken from "
-        "$SAFEAGENTS_STORE when that is set)",
+        help=f"{what}: a SQLite file or postgresql://user@host/db, taken from "
+        f"$SAFEAGENTS_STORE when that is set (default: {shown})",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 
@@ -31,12 +32,14 @@ def store(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from safeagents.store import StoreError, copy_store, is_postgres, redacted
+    from safeagents.store import StoreError, copy_store, is_postgres, redacted, sqlite_path
 
     if is_postgres(args.source):
         raise UsageError("--from names a SQLite store (sqlite:PATH or PATH)")
     if not is_postgres(args.target):
         raise UsageError("--to names a PostgreSQL database (postgresql://user@host/db)")
+    if not Path(sqlite_path(args.source)).is_file():
+        raise UsageError(f"no SQLite store at {sqlite_path(args.source)}")
     with Progress(
         TextColumn("copying sessions"), BarColumn(), MofNCompleteColumn(), console=err
     ) as progress:

@@ -51,8 +51,23 @@ def test_migrate_and_serve_refuse_what_they_cannot_use(
 ) -> None:
     assert main(["store", "migrate", "--from", str(tmp_path / "a.db"), "--to", "x.db"]) == 2
     assert "--to names a PostgreSQL database" in capsys.readouterr().err
+    missing = tmp_path / "missing.db"
+    target = "postgresql://u@127.0.0.1:1/db"
+    assert main(["store", "migrate", "--from", str(missing), "--to", target]) == 2
+    captured = capsys.readouterr()
+    assert f"no SQLite store at {missing}" in captured.err and "copying" not in captured.err
     unreachable = "postgresql://u:s3cret@127.0.0.1:1/db"
     code = main(["serve", "--upstream", "http://127.0.0.1:9/v1", "--store", unreachable])
     err = capsys.readouterr().err
     assert code == 2 and "cannot use the store" in err and "Traceback" not in err
     assert "s3cret" not in err
+
+
+def test_help_shows_the_default_store_without_its_password(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAFEAGENTS_STORE", "postgresql://u:s3cret@db.example/runs")
+    with pytest.raises(SystemExit):
+        main(["sessions", "list", "--help"])
+    out = capsys.readouterr().out
+    assert "s3cret" not in out and "postgresql://u:***@db.example/runs" in " ".join(out.split())
