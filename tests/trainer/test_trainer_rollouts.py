@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from trainer_testkit import Transcripts, turn
 
-from safeagents.store import SQLiteStore, TurnRecord
+from safeagents.store import SQLiteStore, TurnRecord, open_store
 from trainer import default_reward
 from trainer._advantages import GroupCollector, group_samples
 from trainer._batching import drop_stale, pack_micro_batches
 from trainer._rollouts import TaskOf, read_rollout, rollout_from
 
 PROMPT = [1, 2, 3]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def transcripts(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Transcripts]:
+    """The trainer reads rollouts alike from either backend of the transcript store."""
+    store = None
+    if request.param == "postgres":
+        store = open_store(request.getfixturevalue("postgres_server").database())
+    stored = Transcripts(tmp_path, store)
+    yield stored
+    stored.close()
 
 
 def _solve(transcripts: Transcripts, session_id: str, *, model: str, tool_calls: int) -> None:
@@ -122,7 +133,9 @@ def test_an_unscored_session_is_read_without_its_turns(tmp_path: Path) -> None:
         rollout = transcripts.rollout("s")
         assert rollout.scored and len(rollout.rows) == 1 and CountingStore.reads == 1
         assert (rollout.task_id, rollout.tool_calls, rollout.hacked) == ("t", 1, False)
-        missing = asyncio.run(read_rollout(transcripts.store, "nope", default_reward))
+        missing = transcripts.loop.run_until_complete(
+            read_rollout(transcripts.store, "nope", default_reward)
+        )
         assert missing is None
     finally:
         transcripts.close()

@@ -1,4 +1,5 @@
-"""Recorded transcripts for the trainer tests, written into a real SQLiteStore."""
+"""Recorded transcripts for the trainer tests, written into a real store (SQLite unless a
+test gives another)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from safeagents.store import (
     SessionRecord,
     SessionUpdate,
     SQLiteStore,
+    Store,
     TokenRecord,
     TurnKind,
     TurnRecord,
@@ -88,10 +90,13 @@ def turn(
 
 
 class Transcripts:
-    """A SQLite store in a temporary directory, driven synchronously."""
+    """A SQLite store in a temporary directory (or the given ``store``), driven synchronously
+    on one event loop of its own, as the trainer drives its store (a PostgresStore's pool
+    serves the loop it was opened on)."""
 
-    def __init__(self, path: Path) -> None:
-        self.store = SQLiteStore(path / "transcripts.db")
+    def __init__(self, path: Path, store: Store | None = None) -> None:
+        self.store: Store = store or SQLiteStore(path / "transcripts.db")
+        self.loop = asyncio.new_event_loop()
 
     def record(
         self,
@@ -112,20 +117,20 @@ class Transcripts:
             tool_calls=tool_calls,
             hacked=hacked,
         )
-        return asyncio.run(self.store.record_exchange(update, turns))
+        return self.loop.run_until_complete(self.store.record_exchange(update, turns))
 
     def set_outcome(self, session_id: str, outcome: Mapping[str, Any]) -> SessionRecord:
-        record = asyncio.run(self.store.set_outcome(session_id, outcome))
+        record = self.loop.run_until_complete(self.store.set_outcome(session_id, outcome))
         assert record is not None
         return record
 
     def session(self, session_id: str) -> SessionRecord:
-        record = asyncio.run(self.store.get_session(session_id))
+        record = self.loop.run_until_complete(self.store.get_session(session_id))
         assert record is not None
         return record
 
     def turns(self, session_id: str) -> list[TurnRecord]:
-        return asyncio.run(self.store.turns(session_id))
+        return self.loop.run_until_complete(self.store.turns(session_id))
 
     def rollout(
         self,
@@ -133,12 +138,17 @@ class Transcripts:
         reward: RewardFunction = default_reward,
         task_of: TaskOf = task_id_of,
     ) -> Rollout:
-        found = asyncio.run(read_rollout(self.store, session_id, reward, task_of=task_of))
+        found = self.loop.run_until_complete(
+            read_rollout(self.store, session_id, reward, task_of=task_of)
+        )
         assert found is not None
         return found
 
     def close(self) -> None:
-        asyncio.run(self.store.close())
+        try:
+            self.loop.run_until_complete(self.store.close())
+        finally:
+            self.loop.close()
 
 
 class Spread:

@@ -50,6 +50,7 @@ class PostgresStore(Store):
         self._max_connections = max_connections
         self._pool: AsyncConnectionPool[read.Connection] | None = None
         self._ready: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -78,9 +79,22 @@ class PostgresStore(Store):
 
     async def _opened(self) -> None:
         """Open the pool and migrate once; after a failure, the next call tries again."""
+        self._on_its_loop()
         if self._ready is None or _failed(self._ready):
             self._ready = asyncio.ensure_future(self._open())
         await asyncio.shield(self._ready)
+
+    def _on_its_loop(self) -> None:
+        """The pool's connections and tasks belong to the event loop that first used the
+        store: on another one they would half work, then fail on close. Say so at once."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif loop is not self._loop:
+            raise RuntimeError(
+                f"{self!r} serves the event loop it was first used on; "
+                "open a store for each event loop"
+            )
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[read.Connection]:
@@ -202,6 +216,8 @@ class PostgresStore(Store):
     async def close(self) -> None:
         if self._closed:
             return
+        if self._pool is not None:
+            self._on_its_loop()
         self._closed = True
         if self._ready is not None:
             with contextlib.suppress(Exception):

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from safeagents.cli import main
-from safeagents.store import SQLiteStore, print_sessions
+from safeagents.store import open_store, print_sessions
 
 IDS = (
     "opencode-20261203-113000-0123456789abcdef0123456789abcdef",
@@ -20,30 +20,34 @@ IDS = (
 )
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store of each backend holding the sessions of ``IDS``."""
+    if request.param == "sqlite":
+        location = str(tmp_path / "s.db")
+    else:
+        location = request.getfixturevalue("postgres_server").database()
 
     async def fill() -> None:
-        sqlite = SQLiteStore(str(path))
+        opened = open_store(location)
         try:
             for session_id in IDS:
                 harness = session_id.partition("-")[0]
-                await sqlite.open_session(session_id, cwd="/workspace", harness=harness)
+                await opened.open_session(session_id, cwd="/workspace", harness=harness)
         finally:
-            await sqlite.close()
+            await opened.close()
 
     asyncio.run(fill())
-    return path
+    return location
 
 
-def listing(store: Path, console: Console) -> str:
+def listing(store: str, console: Console) -> str:
     async def read() -> None:
-        sqlite = SQLiteStore(str(store))
+        opened = open_store(store)
         try:
-            print_sessions(console, await sqlite.list_sessions())
+            print_sessions(console, await opened.list_sessions())
         finally:
-            await sqlite.close()
+            await opened.close()
 
     asyncio.run(read())
     assert isinstance(console.file, io.StringIO)
@@ -51,7 +55,7 @@ def listing(store: Path, console: Console) -> str:
 
 
 @pytest.mark.parametrize("width", [40, 80, 200])
-def test_a_narrow_terminal_never_cuts_an_id_or_a_header(store: Path, width: int) -> None:
+def test_a_narrow_terminal_never_cuts_an_id_or_a_header(store: str, width: int) -> None:
     out = listing(store, Console(file=io.StringIO(), width=width, force_terminal=True))
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
     for session_id in IDS:
@@ -59,7 +63,7 @@ def test_a_narrow_terminal_never_cuts_an_id_or_a_header(store: Path, width: int)
     assert "harness" in plain and "…" not in plain
 
 
-def test_piped_output_is_plain_one_session_a_line(store: Path) -> None:
+def test_piped_output_is_plain_one_session_a_line(store: str) -> None:
     out = listing(store, Console(file=io.StringIO()))  # not a terminal: as through a pipe
     assert "\x1b[" not in out
     lines = out.splitlines()
@@ -77,11 +81,11 @@ def test_piped_output_is_plain_one_session_a_line(store: Path) -> None:
         assert line.split()[:3] == [session_id, session_id.partition("-")[0], "clean"]
 
 
-def test_show_takes_a_unique_prefix(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sessions", "show", "pi-2026", "--store", str(store), "--format", "json"]) == 0
+def test_show_takes_a_unique_prefix(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sessions", "show", "pi-2026", "--store", store, "--format", "json"]) == 0
     assert f'"id": "{IDS[2]}"' in capsys.readouterr().out
-    assert main(["sessions", "show", "opencode-", "--store", str(store)]) == 2
+    assert main(["sessions", "show", "opencode-", "--store", store]) == 2
     err = capsys.readouterr().err
     assert "2 sessions in" in err and "start with 'opencode-'" in err and "give more" in err
-    assert main(["sessions", "show", "codex", "--store", str(store)]) == 2
+    assert main(["sessions", "show", "codex", "--store", store]) == 2
     assert "no session 'codex'" in capsys.readouterr().err

@@ -23,12 +23,19 @@ def scripted() -> Iterator[ScriptedServer]:
         yield server
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def store_location(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fresh store of each backend for a module's proxy: the console works on either."""
+    if request.param == "sqlite":
+        return str(tmp_path_factory.mktemp("console") / "safeagents.db")
+    return str(request.getfixturevalue("postgres_server").database())
+
+
 @pytest.fixture(scope="module")
 def proxy(
-    scripted: ScriptedServer, firewall: Firewall, tmp_path_factory: pytest.TempPathFactory
+    scripted: ScriptedServer, firewall: Firewall, store_location: str
 ) -> Iterator[ProxyServer]:
-    store = tmp_path_factory.mktemp("console") / "safeagents.db"
-    config = ProxyConfig(upstream=scripted.base_url, store=str(store))
+    config = ProxyConfig(upstream=scripted.base_url, store=store_location)
     server = ProxyServer(config, firewall=firewall, port=0).start()
     yield server
     server.stop()

@@ -26,6 +26,13 @@ if not Path(CHROMIUM).is_file():
 
 
 @pytest.fixture(scope="module")
+def store_location(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """SQLite only: what the browser sees is the same page on either backend
+    (test_console_pages.py runs those on both)."""
+    return str(tmp_path_factory.mktemp("browser") / "safeagents.db")
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as driver:
         launched = driver.chromium.launch(

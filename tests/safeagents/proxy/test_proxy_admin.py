@@ -26,10 +26,10 @@ def _hack(proxy_url: str, session_id: str, headers: dict[str, str] | None = None
 
 
 def test_sessions_carry_the_check_report_shape_and_their_turns(
-    sid: str, scripted: ScriptedServer, start_proxy: StartProxy
+    sid: str, scripted: ScriptedServer, start_proxy: StartProxy, store_location: str
 ) -> None:
     scripted.model.set_script(script({"shell": BLOCKED}, {"shell": "ls"}))
-    proxy = start_proxy(scripted.base_url)
+    proxy = start_proxy(scripted.base_url, fresh=True, store=store_location)
     _hack(proxy.url, sid)
     session = session_json(proxy.url, sid)
     assert set(SessionReport(id="x", harness="pi").to_json()) <= set(session)
@@ -49,10 +49,10 @@ def test_sessions_carry_the_check_report_shape_and_their_turns(
 
 
 def test_outcome_missing_means_not_scored_never_zero(
-    sid: str, scripted: ScriptedServer, start_proxy: StartProxy
+    sid: str, scripted: ScriptedServer, start_proxy: StartProxy, store_location: str
 ) -> None:
     scripted.model.set_script(script("done"))
-    proxy = start_proxy(scripted.base_url)
+    proxy = start_proxy(scripted.base_url, fresh=True, store=store_location)
     _hack(proxy.url, sid)
     before = session_json(proxy.url, sid)
     assert before["scored"] is False and before["outcome"] is None
@@ -92,10 +92,10 @@ def test_rules_health_and_metrics(
 
 
 def test_admin_token_guards_everything_but_health(
-    sid: str, scripted: ScriptedServer, start_proxy: StartProxy
+    sid: str, scripted: ScriptedServer, start_proxy: StartProxy, store_location: str
 ) -> None:
     scripted.model.set_script(script("done"))
-    proxy = start_proxy(scripted.base_url, admin_token="s3cret")
+    proxy = start_proxy(scripted.base_url, admin_token="s3cret", fresh=True, store=store_location)
     admin = {"authorization": "Bearer s3cret"}
     _hack(proxy.url, sid, admin)
     sessions = f"{proxy.url}{ADMIN}/sessions"

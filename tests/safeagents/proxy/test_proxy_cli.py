@@ -69,16 +69,22 @@ def test_serve_rejects_bad_flags(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--upstream", "http://x", "--workers", "0"]) == 2
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_sessions_list_show_export_and_check_reads_the_export_back(
     dialect: str,
+    backend: str,
+    request: pytest.FixtureRequest,
     sid: str,
     tmp_path: Path,
     scripted: ScriptedServer,
     start_proxy: StartProxy,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    store = str(tmp_path / "cli.db")
+    if backend == "sqlite":
+        store = str(tmp_path / "cli.db")
+    else:
+        store = request.getfixturevalue("postgres_server").database()
     scripted.model.set_script(script({"shell": BLOCKED}, {"shell": "ls"}, "done"))
     proxy = start_proxy(scripted.base_url, fresh=True, store=store)
     url = proxy.session_url(sid) + PATHS[dialect]

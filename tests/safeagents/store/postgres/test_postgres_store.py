@@ -264,3 +264,17 @@ def test_a_schema_4_database_gets_alias_origins_and_revealed_findings(postgres_u
 
     asyncio.run(upgraded())
     assert _version(postgres_url) == str(SCHEMA_VERSION)
+
+
+def test_a_store_used_from_a_second_event_loop_says_so_and_still_closes(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(store.open_session("s", cwd="/w", harness="pi"))
+        for call in (store.get_session("s"), store.close()):
+            with pytest.raises(RuntimeError, match="serves the event loop it was first used on"):
+                asyncio.run(call)
+        assert loop.run_until_complete(store.get_session("s")) is not None
+    finally:
+        loop.run_until_complete(store.close())
+        loop.close()
