@@ -198,7 +198,9 @@ class PostgresStore(Store):
 
     async def aliases(self) -> dict[str, str]:
         async def statements(conn: read.Connection) -> dict[str, str]:
-            cursor = await conn.execute("SELECT harness, model FROM model_aliases ORDER BY harness")
+            cursor = await conn.execute(  # byte order, as SQLite, whatever the database's locale
+                'SELECT harness, model FROM model_aliases ORDER BY harness COLLATE "C"'
+            )
             return {str(harness): str(model) for harness, model in await cursor.fetchall()}
 
         return await self._read(statements)
