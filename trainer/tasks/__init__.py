@@ -12,7 +12,9 @@ from trainer.tasks._bundle import (
     default_cache,
     is_bundle,
     materialize_bundle,
+    read_store,
     resolve_task_path,
+    write_store,
 )
 from trainer.tasks._cli import add_tasks_command, progress_bar
 from trainer.tasks._config import (
@@ -109,9 +111,11 @@ __all__ = [
     "pack_bundle",
     "progress_bar",
     "read_reward",
+    "read_store",
     "resolve_task_path",
     "run_script",
     "validate_task",
     "validate_tasks",
     "verifier_env",
+    "write_store",
 ]

@@ -4,10 +4,11 @@ back into Harbor task folders on demand.
 A bundle is a directory with ``bundle.toml`` in it::
 
     <bundle>/bundle.toml            marks the bundle (``format = 1``)
-    <bundle>/sources/<repo>/        each repository's workspace, once
-    <bundle>/shared/                files several tasks have word for word
+    <bundle>/store.tar.gz           what tasks share, third-party code kept out of the tree:
+        sources/<repo>/...          each repository's workspace, once
+        shared/...                  files several tasks have word for word
     <bundle>/tasks/<id>/delta.toml  ``source`` (a ``sources/`` name), ``removed`` (workspace
-                                    files left out) and ``[files]``: a task file -> the bundle
+                                    files left out) and ``[files]``: a task file -> the store
                                     file it is a copy of (``sources/...`` or ``shared/...``)
     <bundle>/tasks/<id>/workspace.diff  the workspace's edits, a unified diff against its source
     <bundle>/tasks/<id>/...         the task's own files, at their place in the task
@@ -21,9 +22,12 @@ to the same place among them, so the loader takes a bundle wherever it takes tas
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import os
 import shutil
+import tarfile
 import tempfile
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -37,6 +41,7 @@ __all__ = [
     "CACHE_ENV",
     "DELTA_FILE",
     "DIFF_FILE",
+    "STORE_FILE",
     "WORKSPACE",
     "BundleError",
     "bundle_files",
@@ -44,12 +49,15 @@ __all__ = [
     "default_cache",
     "is_bundle",
     "materialize_bundle",
+    "read_store",
     "resolve_task_path",
+    "write_store",
 ]
 
 BUNDLE_FILE = "bundle.toml"
 DELTA_FILE = "delta.toml"
 DIFF_FILE = "workspace.diff"
+STORE_FILE = "store.tar.gz"
 CACHE_ENV = "SAFEAGENTS_TASKS_CACHE"
 WORKSPACE = PurePosixPath("environment/workspace")
 _FORMAT = 1
@@ -102,6 +110,41 @@ def _digest(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def read_store(root: Path) -> dict[str, bytes]:
+    """The files of the bundle's store (path inside it -> content); none without one."""
+    path = root / STORE_FILE
+    if not path.is_file():
+        return {}
+    files: dict[str, bytes] = {}
+    try:
+        with tarfile.open(path, "r:gz") as archive:
+            for member in archive:
+                name = member.name
+                _inside(root, name, path)
+                extracted = archive.extractfile(member) if member.isfile() else None
+                if extracted is None:
+                    raise BundleError(f"{path}: {name!r} is not a plain file")
+                files[name] = extracted.read()
+    except (OSError, EOFError, tarfile.TarError) as problem:
+        raise BundleError(f"{path}: {problem}") from None
+    return files
+
+
+def write_store(path: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` as a bundle store: the same files give the same bytes (sorted, no
+    times, owners or modes of the machine)."""
+    buffer = io.BytesIO()
+    with (
+        gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as compressed,
+        tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as archive,
+    ):
+        for name in sorted(files):
+            member = tarfile.TarInfo(name)
+            member.size, member.mode = len(files[name]), 0o644
+            archive.addfile(member, io.BytesIO(files[name]))
+    path.write_bytes(buffer.getvalue())
+
+
 def resolve_task_path(path: Path) -> Path:
     """``path`` among the materialised tasks when it is a bundle, its ``tasks/`` or a task of
     it; else ``path`` itself."""
@@ -131,9 +174,10 @@ def materialize_bundle(root: Path, cache: Path | None = None) -> Path:
             final.parent.mkdir(parents=True, exist_ok=True)
             scratch = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
             try:
+                store = read_store(root)
                 for task in sorted((root / "tasks").iterdir()):
                     if task.is_dir():
-                        _write_task(root, task, scratch / "tasks" / task.name)
+                        _write_task(store, task, scratch / "tasks" / task.name)
                 os.rename(scratch, final)
             except OSError:
                 if not (final / "tasks").is_dir():  # else another caller finished first
@@ -169,30 +213,31 @@ def _inside(base: Path, relative: str, what: Path) -> Path:
     return base.joinpath(*parts)
 
 
-def _write_task(root: Path, task: Path, out: Path) -> None:
+def _write_task(store: Mapping[str, bytes], task: Path, out: Path) -> None:
     delta = _delta(task)
     workspace = out / WORKSPACE
     source_name = delta.get("source")
     if source_name:
-        source = _inside(root / "sources", source_name, task / DELTA_FILE)
-        if not source.is_dir():
+        prefix = f"{_inside(Path('sources'), source_name, task / DELTA_FILE).as_posix()}/"
+        source = {name[len(prefix) :]: c for name, c in store.items() if name.startswith(prefix)}
+        if not source:
             raise BundleError(f"{task / DELTA_FILE}: no source {source_name!r} in the bundle")
         removed = set(delta.get("removed", []))
-        for relative in bundle_files(source):
-            if str(relative) not in removed:
-                _copy(source / relative, workspace / relative)
+        for name, content in source.items():
+            if name not in removed:
+                _put(content, workspace / name)
     diff = task / DIFF_FILE
     if diff.is_file():
         _patch(workspace, diff)
     files: Mapping[str, str] = delta.get("files", {})
     for target, origin in files.items():
-        copied = _inside(root, origin, task / DELTA_FILE)
-        if not copied.is_file():
+        _inside(Path(), origin, task / DELTA_FILE)
+        if origin not in store:
             raise BundleError(f"{task / DELTA_FILE}: {origin!r} is not a file of the bundle")
-        _copy(copied, _inside(out, target, task / DELTA_FILE))
+        _put(store[origin], _inside(out, target, task / DELTA_FILE))
     for relative in bundle_files(task):
         if str(relative) not in (DELTA_FILE, DIFF_FILE):
-            _copy(task / relative, out / relative)
+            _put((task / relative).read_bytes(), out / relative)
 
 
 def _patch(workspace: Path, diff: Path) -> None:
@@ -213,6 +258,6 @@ def _patch(workspace: Path, diff: Path) -> None:
             handle.write(content)
 
 
-def _copy(source: Path, target: Path) -> None:
+def _put(content: bytes, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
+    target.write_bytes(content)

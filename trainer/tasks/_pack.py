@@ -16,17 +16,19 @@ from trainer.tasks._bundle import (
     BUNDLE_FILE,
     DELTA_FILE,
     DIFF_FILE,
+    STORE_FILE,
     WORKSPACE,
     BundleError,
     bundle_files,
     materialize_bundle,
+    write_store,
 )
 from trainer.tasks._diff import diff_text
 from trainer.tasks._load import load_tasks
 
 __all__ = ["PackResult", "pack_bundle"]
 
-_WRITTEN = ("sources", "shared", "tasks", BUNDLE_FILE)
+_WRITTEN = ("sources", "shared", STORE_FILE, "tasks", BUNDLE_FILE)
 
 
 @dataclass(slots=True)
@@ -118,7 +120,7 @@ def _write(path: Path, content: bytes | str) -> None:
 
 def pack_bundle(tasks_dir: Path, sources: Mapping[str, Path], out: Path) -> PackResult:
     """Write the bundle of the task folders under ``tasks_dir`` into ``out`` (its
-    ``bundle.toml``, ``sources/``, ``shared/`` and ``tasks/`` replaced; other files kept).
+    ``bundle.toml``, ``store.tar.gz`` and ``tasks/`` replaced; other files kept).
     ``sources`` maps a repository name (a task's ``repository``) to the workspace tree its
     tasks started from."""
     loaded = load_tasks(tasks_dir)
@@ -158,12 +160,13 @@ def pack_bundle(tasks_dir: Path, sources: Mapping[str, Path], out: Path) -> Pack
             target.unlink(missing_ok=True)
     _write(
         out / BUNDLE_FILE,
-        "# Tasks stored as their difference from sources/: see README.md\nformat = 1\n",
+        "# Tasks stored as their difference from the store's sources/: see README.md\nformat = 1\n",
     )
-    for repository, tree in sources.items():
-        shutil.copytree(tree, out / "sources" / repository)
-    for name, content in shared_files.items():
-        _write(out / "shared" / name, content)
+    stored = {
+        f"sources/{repo}/{path}": c for repo, tree in trees.items() for path, c in tree.items()
+    }
+    stored.update((f"shared/{name}", content) for name, content in shared_files.items())
+    write_store(out / STORE_FILE, stored)
     for task_id, entry in packed.items():
         folder = out / "tasks" / task_id
         entry.files = dict(sorted(entry.files.items()))

@@ -19,7 +19,9 @@ from trainer.tasks import (
     load_tasks,
     materialize_bundle,
     pack_bundle,
+    read_store,
     resolve_task_path,
+    write_store,
 )
 
 TOML = TASK_TOML + '\n[metadata.safeagents]\nrepository = "mathy"\n'
@@ -65,7 +67,8 @@ def bundle(folders: Path) -> Path:
 
 
 def test_a_bundle_stores_the_source_once_and_each_task_as_its_difference(bundle: Path) -> None:
-    stored = _tree(bundle)
+    stored = {**_tree(bundle), **read_store(bundle)}
+    assert "store.tar.gz" in stored and not (bundle / "sources").exists()
     assert stored["sources/mathy/mathy.py"] == FIXED.encode()
     assert "shared/environment/Dockerfile" in stored and "shared/tests/test.sh" in stored
     delta_b = stored["tasks/fix-b/delta.toml"].decode()
@@ -112,7 +115,9 @@ def test_materialising_is_cached_by_content_and_safe_to_race(bundle: Path, tmp_p
     [
         (lambda b: (b / "tasks/fix-a/workspace.diff").write_text("nonsense\n"), "workspace.diff"),
         (
-            lambda b: (b / "sources/mathy/mathy.py").write_text("changed\n"),
+            lambda b: write_store(
+                b / "store.tar.gz", {**read_store(b), "sources/mathy/mathy.py": b"changed\n"}
+            ),
             "mathy.py: does not apply at line",
         ),
         (
