@@ -10,7 +10,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from trainer._config import ConfigError, add_sandbox_argument, choose_sandbox, load_config
+from trainer._config import (
+    ConfigError,
+    TrainerConfig,
+    add_sandbox_argument,
+    choose_sandbox,
+    load_config,
+)
 from trainer._environment import EnvironmentSpecError
 from trainer._metrics import MetricsLog, StepMetrics, read_metrics
 from trainer.sandbox import SandboxError
@@ -35,16 +41,22 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     add_sandbox_argument(parser)
 
 
-def run_train(args: argparse.Namespace, out: Console, err: Console) -> int:
-    """Exit 0 when every step ran, 2 on a bad config or missing extra, 1 on a failed run."""
+def read_config(path: str, err: Console) -> TrainerConfig | None:
+    """The config at ``path``, or None once what is wrong with it is printed to ``err``."""
     try:
-        config = load_config(Path(args.config))
+        return load_config(Path(path))
     except ConfigError as problem:
         for issue in problem.issues:
             err.print(str(issue), markup=False, highlight=False)
-        return 2
     except OSError as problem:
-        err.print(f"[red]error:[/] cannot read {escape(args.config)}: {escape(str(problem))}")
+        err.print(f"[red]error:[/] cannot read {escape(path)}: {escape(str(problem))}")
+    return None
+
+
+def run_train(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Exit 0 when every step ran, 2 on a bad config or missing extra, 1 on a failed run."""
+    config = read_config(args.config, err)
+    if config is None:
         return 2
     try:
         import torch  # noqa: F401

@@ -22,7 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from safeagents.store import open_store
-from trainer._config import ConfigError, TrainerConfig, load_config
+from trainer._cli import read_config
+from trainer._config import TrainerConfig
 from trainer._eval import (
     REPORT_JSON,
     Checkpoint,
@@ -84,7 +85,7 @@ def run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         if value is not None and value <= 0:
             err.print(f"[red]error:[/] --{name} must be positive, got {value}")
             return 2
-    config = _config(args.config, err)
+    config = read_config(args.config, err)
     tasks = _tasks(args.tasks, args.all_tasks, err)
     if config is None or tasks is None:
         return 2
@@ -151,17 +152,6 @@ def run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(_table(reports, args.harness, args.rollouts))
     out.print(f"report: {results / REPORT_JSON}\nplot:   {results / REPORT_PNG}", highlight=False)
     return 0
-
-
-def _config(path: str, err: Console) -> TrainerConfig | None:
-    try:
-        return load_config(Path(path))
-    except ConfigError as problem:
-        for issue in problem.issues:
-            err.print(str(issue), markup=False, highlight=False)
-    except OSError as problem:
-        err.print(f"[red]error:[/] cannot read {escape(path)}: {escape(str(problem))}")
-    return None
 
 
 def _limits(config: TrainerConfig) -> dict[str, Any]:

@@ -16,12 +16,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from safeagents.store import open_store
+from trainer._cli import read_config
 from trainer._config import (
-    ConfigError,
     TrainerConfig,
     add_sandbox_argument,
     choose_sandbox,
-    load_config,
 )
 from trainer._driver import ResultsLog, RunSummary, drive, runner_from_config
 from trainer._environment import Environment, EnvironmentSpecError, Task, load_environment
@@ -53,14 +52,8 @@ def run_rollouts(args: argparse.Namespace, out: Console, err: Console) -> int:
         if value is not None and value <= 0:
             err.print(f"[red]error:[/] --{name} must be positive, got {value}")
             return 2
-    try:
-        config = load_config(Path(args.config))
-    except ConfigError as problem:
-        for issue in problem.issues:
-            err.print(str(issue), markup=False, highlight=False)
-        return 2
-    except OSError as problem:
-        err.print(f"[red]error:[/] cannot read {escape(args.config)}: {escape(str(problem))}")
+    config = read_config(args.config, err)
+    if config is None:
         return 2
     if config.environment is None:
         err.print("[red]error:[/] the config has no environment section: nothing to roll out")
