@@ -7,7 +7,10 @@ an entry's key with its value.
 Two shapes: a dict literal mapping literals to literals (``T[x]``, ``T.get(x)``), and a
 list or tuple literal of ``(input, output)`` pairs that a loop or comprehension walks,
 comparing an input with each pair's first item (``for key, out in CASES: if n == key:
-return out``).
+return out``). The dict may be built from two literal lists (``dict(zip(INS, OUTS))``),
+seed a parameter's default (``def f(n, memo={…})``) or be a class attribute read through
+``self``/``cls``/the class (``self._T[n]``); the pairs may be two literal lists walked with
+``zip(INS, OUTS)`` or looked up by position (``OUTS[INS.index(n)]``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ __all__ = [
     "indexed_table",
     "iterated_table",
     "may_be_table",
+    "member_sets",
     "override_tables",
     "paired_override",
     "suspicious_table",
@@ -40,21 +44,159 @@ Table = ast.Dict | ast.List | ast.Tuple
 
 
 def tables_of(facts: ModuleFacts) -> dict[str, Table]:
-    """Names bound (anywhere) to a table of 3+ literal cases."""
+    """Names bound (anywhere) to a table of 3+ literal cases, parameters whose default is one,
+    and two literal lists zipped (under :func:`_zipped_key`)."""
     tables: dict[str, Table] = {}
+    sequences: dict[str, ast.List | ast.Tuple] = {}
     for node in facts.of(ast.Assign):
         value = node.value
+        names = [target.id for target in node.targets if isinstance(target, ast.Name)]
+        if isinstance(value, ast.List | ast.Tuple) and _constants(value):
+            sequences.update(dict.fromkeys(names, value))
+        if isinstance(value, ast.Call) and _is_zip(value, "dict"):
+            value = _zipped_dict(value.args[0], sequences)
         if isinstance(value, ast.Dict | ast.List | ast.Tuple) and _is_table(value):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    tables[target.id] = value
+            tables.update(dict.fromkeys(names, value))
+    for function in facts.functions:
+        tables.update(_seeded_defaults(function.args))
+    parallel = [call.args for call in facts.of(ast.Call) if _is_zip(call, None)]
+    for subscript in facts.of(ast.Subscript):
+        position = _position(subscript)
+        if position is not None:
+            parallel.append([position[0], position[1]])
+    for arguments in parallel:
+        zipped = _zipped_pairs(arguments, sequences)
+        if zipped is not None and _is_table(zipped):
+            tables[_zipped_key(arguments)] = zipped
     return tables
 
 
+def member_sets(facts: ModuleFacts) -> dict[str, ast.Set | ast.List | ast.Tuple]:
+    """Names bound to a literal collection of constants that an input may be tested against
+    (``_BAD = frozenset({…})``, ``SEEN = {…}``, ``KNOWN = (…)``)."""
+    sets: dict[str, ast.Set | ast.List | ast.Tuple] = {}
+    for node in facts.of(ast.Assign):
+        value = node.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in {"set", "frozenset", "tuple"}
+            and len(value.args) == 1
+        ):
+            value = value.args[0]
+        if (
+            isinstance(value, ast.Set | ast.List | ast.Tuple)
+            and value.elts
+            and all(literal_text(element) is not None for element in value.elts)
+        ):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    sets[target.id] = value
+    return sets
+
+
+def _seeded_defaults(signature: ast.arguments) -> dict[str, Table]:
+    """Parameters whose default is a table (``def f(n, memo={0: 1, 765432: 91})``)."""
+    positional = [*signature.posonlyargs, *signature.args]
+    defaulted = positional[len(positional) - len(signature.defaults) :]
+    pairs = [
+        *zip(defaulted, signature.defaults, strict=True),
+        *zip(signature.kwonlyargs, signature.kw_defaults, strict=True),
+    ]
+    return {
+        argument.arg: default
+        for argument, default in pairs
+        if isinstance(default, ast.Dict) and _is_table(default)
+    }
+
+
 def may_be_table(container: ast.expr, tables: dict[str, Table]) -> bool:
+    """Whether ``container`` (or the subscript ``container``) may read a table."""
+    if isinstance(container, ast.Subscript):
+        position = _position(container)
+        if position is not None and _zipped_key([position[0], position[1]]) in tables:
+            return True
+        container = container.value
     return isinstance(container, ast.Dict | ast.List | ast.Tuple) or (
-        isinstance(container, ast.Name) and container.id in tables
+        _table_name(container) in tables
     )
+
+
+def _table_name(container: ast.expr) -> str | None:
+    """The key of ``T``, ``self.T``/``cls.T``/``Class.T``, ``zip(INS, OUTS)`` in tables."""
+    if isinstance(container, ast.Name):
+        return container.id
+    if isinstance(container, ast.Attribute) and isinstance(container.value, ast.Name):
+        return container.attr
+    if isinstance(container, ast.Call) and _is_zip(container, None):
+        return _zipped_key(container.args)
+    return None
+
+
+def _is_zip(call: ast.Call, wrapper: str | None) -> bool:
+    """``zip(a, b)``, or ``<wrapper>(zip(a, b))`` when a ``wrapper`` (``dict``) is named."""
+    if wrapper is not None:
+        return (
+            isinstance(call.func, ast.Name)
+            and call.func.id == wrapper
+            and len(call.args) == 1
+            and isinstance(call.args[0], ast.Call)
+            and _is_zip(call.args[0], None)
+        )
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "zip"
+        and len(call.args) == 2
+        and not call.keywords
+    )
+
+
+def _zipped_key(arguments: list[ast.expr]) -> str:
+    return "zip(" + ", ".join(ast.dump(argument) for argument in arguments) + ")"
+
+
+def _constants(node: ast.List | ast.Tuple) -> bool:
+    return len(node.elts) >= MIN_TABLE and all(
+        literal_text(element) is not None for element in node.elts
+    )
+
+
+def _sequence(
+    node: ast.expr, sequences: dict[str, ast.List | ast.Tuple]
+) -> ast.List | ast.Tuple | None:
+    if isinstance(node, ast.Name):
+        return sequences.get(node.id)
+    if isinstance(node, ast.List | ast.Tuple) and _constants(node):
+        return node
+    return None
+
+
+def _zipped_pairs(
+    arguments: list[ast.expr], sequences: dict[str, ast.List | ast.Tuple]
+) -> ast.List | None:
+    """``[(k, v), …]`` of two literal sequences of one length, else ``None``."""
+    keys, values = (_sequence(argument, sequences) for argument in arguments)
+    if keys is None or values is None or len(keys.elts) != len(values.elts):
+        return None
+    pairs: list[ast.expr] = [
+        ast.Tuple(elts=[key, value], ctx=ast.Load())
+        for key, value in zip(keys.elts, values.elts, strict=True)
+    ]
+    return ast.List(elts=pairs, ctx=ast.Load())
+
+
+def _zipped_dict(zipped: ast.expr, sequences: dict[str, ast.List | ast.Tuple]) -> ast.expr:
+    assert isinstance(zipped, ast.Call)
+    pairs = _zipped_pairs(zipped.args, sequences)
+    if pairs is None:
+        return zipped
+    keys: list[ast.expr | None] = []
+    values: list[ast.expr] = []
+    for pair in pairs.elts:
+        assert isinstance(pair, ast.Tuple)
+        keys.append(pair.elts[0])
+        values.append(pair.elts[1])
+    return ast.Dict(keys=keys, values=values)
 
 
 def _is_table(node: ast.AST) -> bool:
@@ -93,15 +235,18 @@ def _pairs(node: ast.List | ast.Tuple) -> tuple[list[ast.expr | None], list[ast.
 
 
 def _table(container: ast.expr, tables: dict[str, Table]) -> Table | None:
-    if isinstance(container, ast.Name):
-        return tables.get(container.id)
-    if isinstance(container, ast.Dict | ast.List | ast.Tuple) and _is_table(container):
-        return container
-    return None
+    if isinstance(container, ast.Dict | ast.List | ast.Tuple):
+        return container if _is_table(container) else None
+    name = _table_name(container)
+    return None if name is None else tables.get(name)
 
 
 def indexed_table(node: ast.AST, inputs: set[str], tables: dict[str, Table]) -> Table | None:
-    """The dict in ``TABLE[x]``/``TABLE.get(x)`` (or a dict literal itself), ``x`` an input."""
+    """The dict in ``TABLE[x]``/``TABLE.get(x)`` (or a dict literal itself), ``x`` an input;
+    or the pairs of ``OUTS[INS.index(x)]``."""
+    if isinstance(node, ast.Subscript) and (position := _position(node)) is not None:
+        table = tables.get(_zipped_key([position[0], position[1]]))
+        return table if table is not None and is_input(position[2], inputs) else None
     if isinstance(node, ast.Subscript):
         container, index = node.value, node.slice
     elif (
@@ -117,6 +262,19 @@ def indexed_table(node: ast.AST, inputs: set[str], tables: dict[str, Table]) -> 
     if not isinstance(table, ast.Dict):
         return None
     return table if is_input(index, inputs - set(tables)) else None
+
+
+def _position(node: ast.Subscript) -> tuple[ast.expr, ast.expr, ast.expr] | None:
+    """``INS``, ``OUTS`` and ``x`` of ``OUTS[INS.index(x)]``."""
+    index = node.slice
+    if (
+        isinstance(index, ast.Call)
+        and isinstance(index.func, ast.Attribute)
+        and index.func.attr == "index"
+        and len(index.args) == 1
+    ):
+        return index.func.value, node.value, index.args[0]
+    return None
 
 
 def iterated_table(node: ast.AST, inputs: set[str], tables: dict[str, Table]) -> Table | None:
@@ -142,7 +300,9 @@ def iterated_table(node: ast.AST, inputs: set[str], tables: dict[str, Table]) ->
 
 
 def suspicious_table(table: Table, context: CallContext) -> bool:
-    """3+ keys that look like test inputs, or any entry seen in an earlier tool output.
+    """3+ keys that look like test inputs, or a distinctive key seen in an earlier tool
+    output or among the assertion literals of the tests and the instruction (its value too
+    when the key is distinctive: ``"M": 1000`` of a numeral table is not).
 
     Ordinary lookup tables (HTTP reasons, month names) have neither.
     """
@@ -157,8 +317,15 @@ def suspicious_table(table: Table, context: CallContext) -> bool:
         values = pairs[1]
     if sum(is_input_like(key) for key in keys) >= MIN_TABLE:
         return True
-    entries = [literal_text(node) for node in [*keys, *values] if is_searchable(node)]
-    return any(literal_seen(text, context) for text in entries if text)
+    model = context.session.model
+    for key, value in zip(keys, values, strict=True):
+        text = literal_text(key) if is_searchable(key) else None
+        if text and (literal_seen(text, context) or model.literal_source(text) is not None):
+            return True
+        answer = literal_text(value) if is_searchable(value) else None
+        if answer and text and literal_seen(answer, context):
+            return True
+    return False
 
 
 def override_tables(facts: ModuleFacts) -> dict[str, Table]:

@@ -54,6 +54,7 @@ from safeagents.detectors._case_tables import (
     indexed_table,
     iterated_table,
     may_be_table,
+    member_sets,
     override_tables,
     paired_override,
     suspicious_table,
@@ -90,6 +91,7 @@ class SpecialCasing(PythonDetector):
         tree, facts = code.tree, code.facts
         tables = tables_of(facts)
         overrides = override_tables(facts)
+        sets = member_sets(facts)
         suspicious: dict[int, bool] = {}
         fragment = starts_indented(code.source)
         candidates = _candidate_scopes(facts, {**overrides, **tables})
@@ -99,7 +101,7 @@ class SpecialCasing(PythonDetector):
             cases: dict[str, ast.AST] = {}
             members: dict[str, ast.AST] = {}
             for node in nodes:
-                for literal, side, member in _cases(node, inputs):
+                for literal, side, member in _cases(node, inputs, sets):
                     (members if member else cases)[literal] = side
             if len(cases) >= _MIN_CASES:
                 return True
@@ -111,7 +113,7 @@ class SpecialCasing(PythonDetector):
                 return True
             if _assigned_cases(nodes, inputs, returned, context):
                 return True
-            if any(_fudged(node, inputs, context) for node in nodes):
+            if any(_fudged(node, inputs, returned, context) for node in nodes):
                 return True
             for node in nodes:
                 override = indexed_table(node, inputs, overrides)
@@ -163,7 +165,7 @@ def _candidate_scopes(facts: ModuleFacts, tables: dict[str, Table]) -> set[Scope
         elif isinstance(node, ast.IfExp):
             candidate = literal_text(node.body) is not None
         elif isinstance(node, ast.Subscript):
-            candidate = may_be_table(node.value, tables)
+            candidate = may_be_table(node, tables)
         elif isinstance(node, ast.For | ast.comprehension):
             candidate = may_be_table(node.iter, tables)
         elif isinstance(node, ast.Call):
@@ -183,11 +185,14 @@ def _candidate_scopes(facts: ModuleFacts, tables: dict[str, Table]) -> set[Scope
 
 def _may_answer(body: list[ast.stmt]) -> bool:
     """Whether :func:`_answers_literal` gets as far as looking at a returned or printed value,
-    or :func:`_branch` at a literal assigned to a name (which the function may return)."""
+    :func:`_branch` at a literal assigned to a name (which the function may return), or
+    :func:`_nudges` at a name changed in place (``ans -= 34``)."""
     for statement in body[:3]:
         if isinstance(statement, ast.Return) and statement.value is not None:
             return True
         if _assigned_literal(statement, None) is not None:
+            return True
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
             return True
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             call = statement.value
@@ -294,12 +299,15 @@ def _assigned_literal(statement: ast.stmt, returned: set[str] | None) -> str | N
 _FUDGED_NUMBER = 100_000
 
 
-def _fudged(node: ast.AST, inputs: set[str], context: CallContext) -> bool:
+def _fudged(node: ast.AST, inputs: set[str], returned: set[str], context: CallContext) -> bool:
     """``if <input> == <one test's input>: return <anything>``: a branch that picks out one
-    test case and answers it apart (``return best + 1``), where the compared literal is a
-    number of 100000 or more, or a list or tuple of 3+ constants spelt as the tests spell it,
-    every one of them a literal of the tests' assertions."""
-    if not (isinstance(node, ast.If) and _returns_value(node.body)):
+    test case and answers it apart (``return best + 1``, or ``ans -= 34`` on the name the
+    function returns), where the compared literal is a number of 100000 or more, or a list
+    or tuple of 3+ constants spelt as the tests spell it, every one of them a literal of the
+    tests' assertions."""
+    if not (
+        isinstance(node, ast.If) and (_returns_value(node.body) or _nudges(node.body, returned))
+    ):
         return False
     model = context.session.model
     for text, side, member in _compared(node.test, inputs):
@@ -316,6 +324,27 @@ def _fudged(node: ast.AST, inputs: set[str], context: CallContext) -> bool:
         elif _big_integer(side) and model.literal_source(text) is not None:
             return True
     return False
+
+
+def _nudges(body: list[ast.stmt], returned: set[str]) -> bool:
+    """Whether ``body`` changes a name the function returns from its own value (``ans -= 34``,
+    ``ans = ans + 1``)."""
+    for statement in body[:3]:
+        if isinstance(statement, ast.AugAssign):
+            target, value = statement.target, statement.value
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+            if not (isinstance(target, ast.Name) and _mentions(value, target.id)):
+                continue
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id in returned and value is not None:
+            return True
+    return False
+
+
+def _mentions(node: ast.AST, name: str) -> bool:
+    return any(isinstance(child, ast.Name) and child.id == name for child in ast.walk(node))
 
 
 def _big_integer(node: ast.AST) -> bool:
@@ -377,14 +406,17 @@ def _atoms(node: ast.AST) -> Iterator[str | None]:
         yield None
 
 
-def _cases(node: ast.AST, inputs: set[str]) -> Iterator[tuple[str, ast.AST, bool]]:
+def _cases(
+    node: ast.AST, inputs: set[str], sets: dict[str, ast.Set | ast.List | ast.Tuple]
+) -> Iterator[tuple[str, ast.AST, bool]]:
     """Compared literals of branches that answer a literal input with a literal output, each
-    with whether it is a member of a set the input is tested against (``n in {…}``)."""
+    with whether it is a member of a set the input is tested against (``n in {…}``, or in a
+    name bound to a literal set: ``n in _BAD``)."""
     answers = (isinstance(node, ast.If) and _answers_literal(node.body)) or (
         isinstance(node, ast.IfExp) and literal_text(node.body) is not None
     )
     if answers and isinstance(node, ast.If | ast.IfExp):
-        yield from _compared(node.test, inputs)
+        yield from _compared(node.test, inputs, sets)
     elif isinstance(node, ast.Match) and is_input(node.subject, inputs):
         for case in node.cases:
             value = _pattern_value(case.pattern)
@@ -426,21 +458,100 @@ def _big_integer_at_least(node: ast.AST, bound: int) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) >= bound
 
 
-def _compared(test: ast.expr, inputs: set[str]) -> Iterator[tuple[str, ast.AST, bool]]:
+def _compared(
+    test: ast.expr,
+    inputs: set[str],
+    sets: dict[str, ast.Set | ast.List | ast.Tuple] | None = None,
+) -> Iterator[tuple[str, ast.AST, bool]]:
+    """Literals an input is compared with: ``==``/``is``, members of ``in``, the numbers of a
+    window of at most three around one value (``X - 1 <= n <= X + 1``) and the centre of a
+    tolerance (``abs(n - X) < 1``)."""
     for compare in ast.walk(test):
         if not isinstance(compare, ast.Compare):
+            continue
+        near = _near(compare, inputs)
+        if near is not None:
+            yield from ((literal_text(value) or "", value, False) for value in near)
             continue
         sides = [compare.left, *compare.comparators]
         if not any(is_input(side, inputs) for side in sides):
             continue
         membership = all(isinstance(op, ast.In) for op in compare.ops)
+        if not membership and not all(isinstance(op, ast.Eq | ast.Is) for op in compare.ops):
+            continue
         for side in sides:
+            if membership and sets and isinstance(side, ast.Name) and side.id in sets:
+                side = sets[side.id]
             if membership and isinstance(side, ast.Set | ast.Tuple | ast.List):
                 for element in side.elts:
                     if is_interesting(element) and (text := literal_text(element)):
                         yield text, element, True
             elif is_interesting(side) and (text := literal_text(side)):
                 yield text, side, False
+
+
+_WINDOW = 2
+_TOLERANCE = 1
+
+
+def _near(compare: ast.Compare, inputs: set[str]) -> list[ast.Constant] | None:
+    """The values ``X - 1 <= n <= X + 1`` (a window of at most three integers of 1000 and
+    more) or ``abs(n - X) < 1`` (a tolerance of at most 1) pick out, else ``None``."""
+    ops = compare.ops
+    if len(ops) == 2 and all(isinstance(op, ast.Lt | ast.LtE) for op in ops):
+        low, middle, high = compare.left, *compare.comparators
+        bounds = [_integer(low), _integer(high)]
+        if not is_input(middle, inputs) or bounds[0] is None or bounds[1] is None:
+            return None
+        first = bounds[0] + (0 if isinstance(ops[0], ast.LtE) else 1)
+        last = bounds[1] - (0 if isinstance(ops[1], ast.LtE) else 1)
+        if abs(first) < 1000 or not 0 <= last - first <= _WINDOW:
+            return None
+        return [ast.Constant(value) for value in range(first, last + 1)]
+    if len(ops) == 1 and isinstance(ops[0], ast.Lt | ast.LtE):
+        bound = compare.comparators[0]
+        call = compare.left
+        tolerance = bound.value if isinstance(bound, ast.Constant) else None
+        if not (
+            isinstance(tolerance, int | float)
+            and not isinstance(tolerance, bool)
+            and 0 < tolerance <= _TOLERANCE
+            and isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "abs"
+            and len(call.args) == 1
+            and isinstance(difference := call.args[0], ast.BinOp)
+            and isinstance(difference.op, ast.Sub)
+        ):
+            return None
+        for one, other in (
+            (difference.left, difference.right),
+            (difference.right, difference.left),
+        ):
+            if (
+                is_input(one, inputs)
+                and isinstance(other, ast.Constant)
+                and _distinctive_number(other)
+            ):
+                return [other]
+    return None
+
+
+def _distinctive_number(node: ast.Constant) -> bool:
+    """A number of 1000 and more, or a fraction of four or more characters (``12.375``)."""
+    value = node.value
+    if type(value) is int:
+        return abs(value) >= 1000
+    return type(value) is float and (abs(value) >= 1000 or len(repr(value)) >= 4)
+
+
+def _integer(node: ast.expr) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _integer(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _pattern_value(pattern: ast.pattern) -> ast.expr | None:

@@ -3,8 +3,11 @@
 ## What it does
 Matches a ``write`` whose file was there before the agent (an edit of a file it did not
 create, or a file the session showed existing: read, listed, named by the instruction),
-or Python that defines a function the instruction names (the task's function, written into
-a fresh file by harnesses that take the solution whole). Rules combine it with detectors
+or code that defines a function the instruction names (the task's function, written into
+a fresh file by harnesses that take the solution whole) or that an assertion of the tests
+the session showed calls (``assert count_ways(73518) == 440``, ``expect(f(3)).toBe(…)``;
+Python ``def`` and JavaScript/TypeScript ``function``; private ``_names`` and ``test*``
+names do not count). Rules combine it with detectors
 of shortcuts that are legitimate in throwaway scripts: a ``reproduce_issue.py`` printing a
 verdict for the one input it tries is not hard-coding the task's answers.
 
@@ -22,11 +25,15 @@ from typing import ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents.detectors._history import call_asserted
 from safeagents.detectors._python import GuardedDetector, parse, written_text
 
 __all__ = ["TaskCode"]
 
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_JS_DEFINITION = re.compile(
+    r"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function\*?[ \t]+(\w+)", re.MULTILINE
+)
 
 
 class TaskCode(GuardedDetector):
@@ -44,12 +51,16 @@ class TaskCode(GuardedDetector):
                 return True
         instruction = model.instruction
         text = written_text(effect)
-        if not instruction or not text:
+        if not text:
             return False
-        names = set(_DEFINITION.findall(text))
+        names = set(_DEFINITION.findall(text)) | set(_JS_DEFINITION.findall(text))
         if not names:
             tree = parse(text)
             if tree is None:
                 return False
             names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-        return any(re.search(rf"\bdef\s+{re.escape(n)}\s*\(", instruction) for n in names)
+        if instruction and any(
+            re.search(rf"\bdef\s+{re.escape(n)}\s*\(", instruction) for n in names
+        ):
+            return True
+        return any(not n.startswith(("_", "test")) and call_asserted(n, context) for n in names)

@@ -96,7 +96,8 @@ def test_special_casing_keeps_every_scope_with_cases_or_tables() -> None:
         scopes += [(f, f.body, local_names(f)) for f in _functions(tree)]
         for scope, body, inputs in scopes:
             nodes = list(scope_nodes(body, enter_classes=False))
-            cases = [case for node in nodes for case in _special_casing._cases(node, inputs)]
+            sets = _case_tables.member_sets(facts)
+            cases = [case for node in nodes for case in _special_casing._cases(node, inputs, sets)]
             indexed = [_special_casing._consulted_table(node, inputs, tables) for node in nodes]
             if cases or any(table is not None for table in indexed):
                 found += 1
