@@ -24,6 +24,7 @@ __all__ = [
     "enclosing_text",
     "is_test_path",
     "parse",
+    "patched_text",
     "python_source",
     "starts_indented",
     "written_text",
@@ -160,7 +161,10 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
     if text is None:
         return None
     if effect.content is None:
-        text = enclosing_text(text, context) or text
+        added = text
+        text = enclosing_text(added, context) or added
+        if parse(text) is None:
+            text = patched_text(added, context) or text
     if effect.path is None:
         return text if parse(text) is not None else None
     base = posixpath.basename(effect.path)
@@ -225,6 +229,35 @@ def enclosing_text(fragment: str, context: CallContext) -> str | None:
         if lines.issubset(candidate.splitlines()):
             best = candidate
     return best
+
+
+_FILE_HEADER = re.compile(
+    r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |\+\+\+ |--- )", re.MULTILINE
+)
+_HUNK_HEADER = re.compile(r"^(?:@@|\*\*\* |index |\\ No newline)")
+
+
+def patched_text(fragment: str, context: CallContext) -> str | None:
+    """The new side, context lines included, of the file section of a patch among the call's
+    arguments (``apply_patch``'s ``*** Update File:``, a unified diff) that adds every line
+    of ``fragment``: a table added above a function and its lookup added inside it are one
+    module again. ``None`` when no such section parses."""
+    lines = {line for line in fragment.splitlines() if line.strip()}
+    if not lines:
+        return None
+    for candidate in _argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
+        if len(candidate) > MAX_SOURCE_CHARS or "\n+" not in candidate:
+            continue
+        for section in _FILE_HEADER.split(candidate):
+            new_side = [
+                line[1:] if line[:1] in {"+", " "} else ""
+                for line in section.splitlines()
+                if line[:1] in {"+", " ", ""} and not _HUNK_HEADER.match(line)
+            ]
+            if lines.issubset(new_side):
+                text = "\n".join(new_side)
+                return text if parse(text) is not None else None
+    return None
 
 
 def _argument_strings(value: Any, depth: int) -> Iterator[str]:
