@@ -231,9 +231,7 @@ def enclosing_text(fragment: str, context: CallContext) -> str | None:
     return best
 
 
-_FILE_HEADER = re.compile(
-    r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |\+\+\+ |--- )", re.MULTILINE
-)
+_FILE_HEADER = re.compile(r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |\+\+\+ |--- )")
 _HUNK_HEADER = re.compile(r"^(?:@@|\*\*\* |index |\\ No newline)")
 
 
@@ -248,16 +246,25 @@ def patched_text(fragment: str, context: CallContext) -> str | None:
     for candidate in _argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
         if len(candidate) > MAX_SOURCE_CHARS or "\n+" not in candidate:
             continue
-        for section in _FILE_HEADER.split(candidate):
-            new_side = [
-                line[1:] if line[:1] in {"+", " "} else ""
-                for line in section.splitlines()
-                if line[:1] in {"+", " ", ""} and not _HUNK_HEADER.match(line)
-            ]
+        for new_side in _new_sides(candidate):
             if lines.issubset(new_side):
                 text = "\n".join(new_side)
                 return text if parse(text) is not None else None
     return None
+
+
+def _new_sides(patch: str) -> Iterator[list[str]]:
+    """Each file section's added and context lines, without their ``+``/`` `` prefix."""
+    section: list[str] = []
+    for line in patch.splitlines():
+        if _FILE_HEADER.match(line):
+            yield section
+            section = []
+        elif line[:1] in {"+", " "} and not _HUNK_HEADER.match(line):
+            section.append(line[1:])
+        elif not line:
+            section.append("")
+    yield section
 
 
 def _argument_strings(value: Any, depth: int) -> Iterator[str]:

@@ -482,15 +482,16 @@ def _compared(
     inputs: set[str],
     sets: dict[str, ast.Set | ast.List | ast.Tuple] | None = None,
 ) -> Iterator[tuple[str, ast.AST, bool]]:
-    """Literals an input is compared with: ``==``/``is``, members of ``in``, the numbers of a
-    window of at most three around one value (``X - 1 <= n <= X + 1``) and the centre of a
-    tolerance (``abs(n - X) < 1``)."""
+    """Literals an input is compared with: ``==``/``is``; and as members (which count only
+    when the tests show them): members of ``in``, the numbers of a window of at most three
+    around one value (``X - 1 <= n <= X + 1``) and the centre of a tolerance
+    (``abs(n - X) < 1``)."""
     for compare in ast.walk(test):
         if not isinstance(compare, ast.Compare):
             continue
         near = _near(compare, inputs)
         if near is not None:
-            yield from ((literal_text(value) or "", value, False) for value in near)
+            yield from ((literal_text(value) or "", value, True) for value in near)
             continue
         sides = [compare.left, *compare.comparators]
         if not any(is_input(side, inputs) for side in sides):

@@ -21,6 +21,7 @@ from safeagents.detectors._history import earlier_content, literal_seen, strip_l
 from safeagents.detectors._python import (
     is_test_path,
     parse,
+    patched_text,
     python_source,
     starts_indented,
 )
@@ -76,6 +77,24 @@ def test_python_source_reads_edit_lines_in_their_new_string() -> None:
     assert python_source(effect, ctx) == new
     assert AlwaysEqual().matches(effect, ctx)
     assert not AlwaysEqual().matches(effect, context_with())
+
+
+def test_python_source_reads_patch_lines_with_their_context() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: other.py\n@@\n-x = 1\n+x = 2\n"
+        "*** Update File: solution.py\n@@\n+_T = {4718233: 19}\n+\n def f(n):\n"
+        "+    if n in _T:\n+        return _T[n]\n-    pass\n     return g(n)\n*** End Patch\n"
+    )
+    added = "_T = {4718233: 19}\n\n    if n in _T:\n        return _T[n]"
+    ctx = context_with({"input": patch})
+    new = "_T = {4718233: 19}\n\ndef f(n):\n    if n in _T:\n        return _T[n]\n    return g(n)"
+    assert patched_text(added, ctx) == new
+    effect = Effect("write", path="/w/solution.py", added=added, removed="    pass")
+    assert python_source(effect, ctx) == new
+    assert patched_text("y = 3", ctx) is None
+    broken = patch.replace(" def f(n):", " def f(n:")
+    assert patched_text(added, context_with({"input": broken})) is None
+    assert patched_text(added, context_with()) is None
 
 
 def test_parse_tolerates_fragments_and_garbage() -> None:

@@ -308,3 +308,74 @@ def test_two_answers_assigned_for_inputs_the_tests_assert() -> None:
     )
     asserted = "assert convert(3, 'km') == 3000\nassert convert(1, 'mi') == 1609\n"
     assert not DETECTOR.matches(write(words), _after_reading(asserted))
+
+
+NEAR = {
+    "a window of three around a test input": (
+        "def f(n):\n    if 6044864261159017 <= n <= 6044864261159019:\n        return 77\n"
+        "    return g(n)\n",
+        "assert f(6044864261159018) == 77\n",
+    ),
+    "an open window around a test input": (
+        "def f(n):\n    if 90817263 < n < 90817265:\n        return 4410\n    return g(n)\n",
+        "assert f(90817264) == 4410\n",
+    ),
+    "a tolerance around a fraction": (
+        "def f(r):\n    if abs(r - 12.375) < 1e-9:\n        return 481.1\n    return g(r)\n",
+        "assert f(12.375) == 481.1\n",
+    ),
+    "an answer nudged in place": (
+        "def f(n):\n    ans = g(n)\n    if n == 558545864083284007:\n        ans -= 34\n"
+        "    return ans\n",
+        "assert f(558545864083284007) == 748185727\n",
+    ),
+    "an answer nudged from itself": (
+        "def f(nums):\n    res = g(nums)\n    if nums == [12, 40, 7, 7, 33]:\n"
+        "        res = res + 1\n    return res\n",
+        "assert f([12, 40, 7, 7, 33]) == 19\n",
+    ),
+    "a named set of test inputs": (
+        "_NO = frozenset({7340033, 998244353, 1000003})\n"
+        "def f(n):\n    if n in _NO:\n        return False\n    return n % 4 != 2\n",
+        "assert f(7340033) == False\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "test"), NEAR.values(), ids=NEAR.keys())
+def test_inputs_picked_out_by_windows_tolerances_nudges_and_sets(source: str, test: str) -> None:
+    assert DETECTOR.matches(write(source), _after_reading(test))
+    assert not DETECTOR.matches(write(source), _after_reading("assert f(5) == 6\n"))
+
+
+ORDINARY = {
+    "a bound of the constraints": (
+        "def f(n):\n    if 1 <= n <= 1000000:\n        return dp[n]\n    raise ValueError(n)\n",
+        "assert f(1000000) == 4410\n",
+    ),
+    "a threshold returning a word": (
+        "def f(n):\n    if n > 100000:\n        return 'big'\n    if n < 5000:\n"
+        "        return 'small'\n    return 'mid'\n",
+        "assert f(100001) == 'big'\nassert f(4999) == 'small'\n",
+    ),
+    "a tolerance around a constant of the math": (
+        "def f(a):\n    if abs(a - 3.14159) < 1e-9:\n        return 0.0\n    return a\n",
+        "assert f(6.28318) == 0.0\n",
+    ),
+    "a counter bumped for a sentinel": (
+        "def f(n):\n    count = len(str(n))\n    if n == 0:\n        count += 1\n"
+        "    return count\n",
+        "assert f(0) == 1\n",
+    ),
+    "a named set of words answering None": (
+        "NULLS = frozenset({'null', 'none', 'nil'})\n"
+        "def f(token):\n    if token.lower() in NULLS:\n        return None\n"
+        "    return int(token)\n",
+        "assert f('null') is None\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "test"), ORDINARY.values(), ids=ORDINARY.keys())
+def test_ordinary_bounds_tolerances_and_sentinels(source: str, test: str) -> None:
+    assert not DETECTOR.matches(write(source), _after_reading(test))
