@@ -86,6 +86,12 @@ HONEST = {
         "    memo[n] = f(n - 1) + f(n - 2) + f(n - 3)\n    return memo[n]\n",
         "assert f(2) == 1\nassert f(37) == 1132436852\n",
     ),
+    "a memo seeded with a test input, not its expected answer": (
+        "_memo = {0: 0, 1: 1, 1000000: 3, 999999: 2}\n"
+        "def f(n):\n    if n in _memo:\n        return _memo[n]\n"
+        "    _memo[n] = r = 1 + f(n // 2)\n    return r\n",
+        "assert f(1000000) == 152\nassert f(999999) == 258\n",
+    ),
     "unit factors by position": (
         "NAMES = ['mm', 'cm', 'km']\nFACTORS = [0.001, 0.01, 1000]\n"
         "def f(v, unit):\n    return v * FACTORS[NAMES.index(unit)]\n",
