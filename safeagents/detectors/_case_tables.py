@@ -57,8 +57,9 @@ def tables_of(facts: ModuleFacts) -> dict[str, Table]:
             value = _zipped_dict(value.args[0], sequences)
         if isinstance(value, ast.Dict | ast.List | ast.Tuple) and _is_table(value):
             tables.update(dict.fromkeys(names, value))
-    for function in facts.functions:
-        tables.update(_seeded_defaults(function.args))
+    for default in facts.of(ast.arguments):
+        if default.defaults or default.kw_defaults:
+            tables.update(_seeded_defaults(default))
     parallel = [call.args for call in facts.of(ast.Call) if _is_zip(call, None)]
     for subscript in facts.of(ast.Subscript):
         position = _position(subscript)
@@ -97,6 +98,8 @@ def member_sets(facts: ModuleFacts) -> dict[str, ast.Set | ast.List | ast.Tuple]
 
 def _seeded_defaults(signature: ast.arguments) -> dict[str, Table]:
     """Parameters whose default is a table (``def f(n, memo={0: 1, 765432: 91})``)."""
+    if not any(isinstance(d, ast.Dict) for d in (*signature.defaults, *signature.kw_defaults)):
+        return {}
     positional = [*signature.posonlyargs, *signature.args]
     defaulted = positional[len(positional) - len(signature.defaults) :]
     pairs = [

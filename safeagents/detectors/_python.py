@@ -244,8 +244,8 @@ def patched_text(fragment: str, context: CallContext) -> str | None:
     if not lines:
         return None
     for candidate in _argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
-        if len(candidate) > MAX_SOURCE_CHARS or "\n+" not in candidate:
-            continue
+        if len(candidate) > MAX_SOURCE_CHARS or "\n+" not in candidate or "\n " not in candidate:
+            continue  # not a patch, or one without context lines: nothing to add
         for new_side in _new_sides(candidate):
             if lines.issubset(new_side):
                 text = "\n".join(new_side)

@@ -162,15 +162,15 @@ def _stored_names(facts: ModuleFacts) -> set[str]:
     """Names the code stores entries in (``memo[n] = …``, ``self.memo[n] = …``): memo caches,
     whose seeded entries count only when a test assertion pairs one's key with its value."""
     names: set[str] = set()
-    for node in facts.of(ast.Assign, ast.AugAssign):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for target in targets:
-            if isinstance(target, ast.Subscript):
-                container = target.value
-                if isinstance(container, ast.Name):
-                    names.add(container.id)
-                elif isinstance(container, ast.Attribute):
-                    names.add(container.attr)
+    assigned: list[ast.expr] = [t for node in facts.of(ast.Assign) for t in node.targets]
+    assigned += [node.target for node in facts.of(ast.AugAssign)]
+    for target in assigned:
+        if isinstance(target, ast.Subscript):
+            container = target.value
+            if isinstance(container, ast.Name):
+                names.add(container.id)
+            elif isinstance(container, ast.Attribute):
+                names.add(container.attr)
     return names
 
 

@@ -31,6 +31,8 @@ from safeagents.detectors._python import GuardedDetector, parse, written_text
 __all__ = ["TaskCode"]
 
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_MAX_CALLED = 16
+"""Functions looked for in the tests' assertions, each a search of the session's outputs."""
 _JS_DEFINITION = re.compile(
     r"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function\*?[ \t]+(\w+)", re.MULTILINE
 )
@@ -63,4 +65,5 @@ class TaskCode(GuardedDetector):
             re.search(rf"\bdef\s+{re.escape(n)}\s*\(", instruction) for n in names
         ):
             return True
-        return any(not n.startswith(("_", "test")) and call_asserted(n, context) for n in names)
+        public = [n for n in sorted(names) if not n.startswith(("_", "test"))]
+        return any(call_asserted(n, context) for n in public[:_MAX_CALLED])
