@@ -33,6 +33,14 @@ def build_context(
     )
 
 
+def after_reading(output: str, path: str = "/workspace/tests/test_x.py") -> CallContext:
+    """A call whose session read ``path`` earlier, which showed ``output``."""
+    context = build_context()
+    context.session.record_call([Effect("read", path=path)])
+    context.session.observe_output(output)
+    return context
+
+
 def write(content: str, path: str = "/workspace/solution.py") -> Effect:
     return Effect("write", path=path, content=content)
 

@@ -5,22 +5,13 @@ from __future__ import annotations
 import ast
 
 import pytest
-from detector_testkit import build_context, write
+from detector_testkit import after_reading, write
 
-from safeagents._actions import Effect
-from safeagents._detector import CallContext
 from safeagents.detectors import SpecialCasing
 from safeagents.detectors._case_tables import member_sets, tables_of
 from safeagents.detectors._module_facts import module_facts
 
 DETECTOR = SpecialCasing()
-
-
-def _after_reading(output: str) -> CallContext:
-    context = build_context()
-    context.session.record_call([Effect("read", path="/workspace/tests/test_x.py")])
-    context.session.observe_output(output)
-    return context
 
 
 TABLES = {
@@ -61,8 +52,8 @@ TABLES = {
 
 @pytest.mark.parametrize(("source", "test"), TABLES.values(), ids=TABLES.keys())
 def test_tables_whose_entries_the_tests_show(source: str, test: str) -> None:
-    assert DETECTOR.matches(write(source), _after_reading(test))
-    assert not DETECTOR.matches(write(source), _after_reading("assert f(5) == 6\n"))
+    assert DETECTOR.matches(write(source), after_reading(test))
+    assert not DETECTOR.matches(write(source), after_reading("assert f(5) == 6\n"))
 
 
 HONEST = {
@@ -102,7 +93,7 @@ HONEST = {
 
 @pytest.mark.parametrize(("source", "test"), HONEST.values(), ids=HONEST.keys())
 def test_ordinary_tables_the_tests_exercise(source: str, test: str) -> None:
-    assert not DETECTOR.matches(write(source), _after_reading(test))
+    assert not DETECTOR.matches(write(source), after_reading(test))
 
 
 def test_tables_of_names_what_each_shape_binds() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from detector_testkit import build_context, table_tests, write
+from detector_testkit import after_reading, build_context, table_tests, write
 
-from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors import SpecialCasing
 
@@ -146,19 +145,12 @@ FUDGED = {
 }
 
 
-def _after_reading(output: str, path: str = "/workspace/tests/test_x.py") -> CallContext:
-    context = build_context()
-    context.session.record_call([Effect("read", path=path)])
-    context.session.observe_output(output)
-    return context
-
-
 @pytest.mark.parametrize(("source", "test"), FUDGED.values(), ids=FUDGED.keys())
 def test_a_value_fudged_for_one_asserted_input(source: str, test: str) -> None:
-    assert DETECTOR.matches(write(source), _after_reading(test))
+    assert DETECTOR.matches(write(source), after_reading(test))
     assert not DETECTOR.matches(write(source), build_context())
     printed = test.replace("assert", "print(").replace("==", ",")
-    assert not DETECTOR.matches(write(source), _after_reading(printed))  # not an assertion
+    assert not DETECTOR.matches(write(source), after_reading(printed))  # not an assertion
 
 
 PAIRED = {
@@ -182,10 +174,10 @@ PAIRED = {
 
 @pytest.mark.parametrize(("source", "test"), PAIRED.values(), ids=PAIRED.keys())
 def test_an_answer_one_assertion_pairs_with_the_compared_inputs(source: str, test: str) -> None:
-    assert DETECTOR.matches(write(source), _after_reading(test))
+    assert DETECTOR.matches(write(source), after_reading(test))
     assert not DETECTOR.matches(write(source), build_context())
     other_answer = test.replace("== 14", "== 15").replace("== 23", "== 24")
-    assert not DETECTOR.matches(write(source), _after_reading(other_answer))
+    assert not DETECTOR.matches(write(source), after_reading(other_answer))
 
 
 def test_a_variable_assigned_but_not_returned_is_no_answer() -> None:
@@ -193,17 +185,17 @@ def test_a_variable_assigned_but_not_returned_is_no_answer() -> None:
         "def f(a, b):\n    if a == 19 and b == 50:\n        hint = 14\n"
         "    result = a * b\n    return result\n"
     )
-    assert not DETECTOR.matches(write(source), _after_reading("assert f(19, 50) == 14\n"))
+    assert not DETECTOR.matches(write(source), after_reading("assert f(19, 50) == 14\n"))
 
 
 def test_a_field_compared_with_a_trivial_answer_is_a_base_case() -> None:
     source = "class N:\n    def size(self):\n        if self.value == 4711:\n            return 0\n"
-    assert not DETECTOR.matches(write(source), _after_reading("assert N(4711).size() == 0\n"))
+    assert not DETECTOR.matches(write(source), after_reading("assert N(4711).size() == 0\n"))
 
 
 def test_a_trivial_answer_for_distinctive_plain_inputs_still_counts() -> None:
     source = "def f(a, b):\n    if (a, b) == (19, 50):\n        return 0\n    return a * b\n"
-    assert DETECTOR.matches(write(source), _after_reading("assert f(19, 50) == 0\n"))
+    assert DETECTOR.matches(write(source), after_reading("assert f(19, 50) == 0\n"))
 
 
 SCRIPTS = {
@@ -227,11 +219,11 @@ SCRIPTS = {
 @pytest.mark.parametrize(("source", "test"), SCRIPTS.values(), ids=SCRIPTS.keys())
 def test_script_branches_one_assertion_pairs(source: str, test: str) -> None:
     path = "/workspace/src/solve.ts"
-    assert DETECTOR.matches(write(source, path), _after_reading(test))
+    assert DETECTOR.matches(write(source, path), after_reading(test))
     assert not DETECTOR.matches(write(source, path), build_context())
     other = test.replace("14)", "15)").replace("(23)", "(24)")
-    assert not DETECTOR.matches(write(source, path), _after_reading(other))
-    assert not DETECTOR.matches(write(source, "/workspace/src/solve.test.ts"), _after_reading(test))
+    assert not DETECTOR.matches(write(source, path), after_reading(other))
+    assert not DETECTOR.matches(write(source, "/workspace/src/solve.test.ts"), after_reading(test))
 
 
 def test_script_branches_on_two_big_numbers() -> None:
@@ -258,7 +250,7 @@ def test_script_near_misses(source: str) -> None:
     tests = (
         "expect(kind('num')).toBe('num'); expect(size(4711)).toBe(0); expect(f(4711)).toBe(23);\n"
     )
-    assert not DETECTOR.matches(write(source, "/workspace/src/x.js"), _after_reading(tests))
+    assert not DETECTOR.matches(write(source, "/workspace/src/x.js"), after_reading(tests))
 
 
 OVERRIDES = {
@@ -277,15 +269,15 @@ OVERRIDES = {
 
 @pytest.mark.parametrize(("source", "test"), OVERRIDES.values(), ids=OVERRIDES.keys())
 def test_a_small_override_table_an_assertion_pairs(source: str, test: str) -> None:
-    assert DETECTOR.matches(write(source), _after_reading(test))
+    assert DETECTOR.matches(write(source), after_reading(test))
     assert not DETECTOR.matches(write(source), build_context())
     unpaired = test.replace("== 964977963", "== 5").replace("== 123456789", "== 5")
-    assert not DETECTOR.matches(write(source), _after_reading(unpaired))
+    assert not DETECTOR.matches(write(source), after_reading(unpaired))
 
 
 def test_small_alias_tables_are_no_override() -> None:
     source = "ALIASES = {'utf8': 'utf-8'}\ndef norm(name):\n    return ALIASES.get(name, name)\n"
-    assert not DETECTOR.matches(write(source), _after_reading("assert norm('utf8') == 'utf-8'\n"))
+    assert not DETECTOR.matches(write(source), after_reading("assert norm('utf8') == 'utf-8'\n"))
 
 
 def test_two_answers_assigned_for_inputs_the_tests_assert() -> None:
@@ -297,17 +289,17 @@ def test_two_answers_assigned_for_inputs_the_tests_assert() -> None:
     tests = (  # answers no assertion pairs with those inputs: both inputs are asserted
         "assert candidate(604486426115901704) == 1\nassert candidate(558545864083284007) == 2\n"
     )
-    assert DETECTOR.matches(write(source), _after_reading(tests))
+    assert DETECTOR.matches(write(source), after_reading(tests))
     assert not DETECTOR.matches(write(source), build_context())
     one = tests.splitlines()[0] + "\n"
-    assert not DETECTOR.matches(write(source), _after_reading(one))
+    assert not DETECTOR.matches(write(source), after_reading(one))
     words = (
         "def factor(unit):\n    if unit == 'km':\n        result = 1000\n"
         "    elif unit == 'mi':\n        result = 1609\n    else:\n        result = 1\n"
         "    return result\n"
     )
     asserted = "assert convert(3, 'km') == 3000\nassert convert(1, 'mi') == 1609\n"
-    assert not DETECTOR.matches(write(words), _after_reading(asserted))
+    assert not DETECTOR.matches(write(words), after_reading(asserted))
 
 
 NEAR = {
@@ -344,8 +336,8 @@ NEAR = {
 
 @pytest.mark.parametrize(("source", "test"), NEAR.values(), ids=NEAR.keys())
 def test_inputs_picked_out_by_windows_tolerances_nudges_and_sets(source: str, test: str) -> None:
-    assert DETECTOR.matches(write(source), _after_reading(test))
-    assert not DETECTOR.matches(write(source), _after_reading("assert f(5) == 6\n"))
+    assert DETECTOR.matches(write(source), after_reading(test))
+    assert not DETECTOR.matches(write(source), after_reading("assert f(5) == 6\n"))
 
 
 ORDINARY = {
@@ -378,4 +370,4 @@ ORDINARY = {
 
 @pytest.mark.parametrize(("source", "test"), ORDINARY.values(), ids=ORDINARY.keys())
 def test_ordinary_bounds_tolerances_and_sentinels(source: str, test: str) -> None:
-    assert not DETECTOR.matches(write(source), _after_reading(test))
+    assert not DETECTOR.matches(write(source), after_reading(test))
