@@ -19,7 +19,7 @@ import ast
 
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import is_input
-from safeagents.detectors._history import assertion_seen, literal_seen
+from safeagents.detectors._history import assertion_seen, literal_seen, sequence_seen
 from safeagents.detectors._literals import is_input_like, is_searchable, literal_text
 from safeagents.detectors._module_facts import ModuleFacts
 
@@ -37,6 +37,10 @@ __all__ = [
 
 MIN_TABLE = 3
 _MAX_OVERRIDES = 2
+_MIN_BITS = 4
+"""Fewest 0/1 atoms of a key (a grid of bits) that count as a test's input."""
+_MAX_SPELT = 10_000
+"""Longest key text read as a spelt list (``"[3, 1, 4]"``)."""
 _BIG = 1000
 
 Table = ast.Dict | ast.List | ast.Tuple
@@ -353,18 +357,24 @@ def paired_override(table: Table, context: CallContext) -> bool:
         return False
     for key, value in zip(table.keys, table.values, strict=True):
         atoms, answer = _input_key(key), _scalar(value)
-        if atoms and answer is not None and assertion_seen(atoms, answer, context):
+        if not atoms or answer is None or not assertion_seen(atoms, answer, context):
+            continue
+        if not _bits(atoms) or sequence_seen(atoms, context):
             return True
     return False
 
 
 def _input_key(key: ast.expr | None) -> list[str] | None:
-    """The constants of a key that looks like a test's inputs, as assertions spell them."""
-    if isinstance(key, ast.Tuple) and len(key.elts) >= 2:
-        atoms = [_scalar(element) for element in key.elts]
-        if None in atoms or all(atom in {"0", "1", ""} for atom in atoms):
+    """The constants of a key that looks like a test's inputs, as assertions spell them: a
+    tuple of constants (nested ones flattened: ``((3, 1, 4), 2)``), a number of 1000 and
+    more, or a list spelt as text (``"[3, 1, 4]"``, a key read with ``str(nums)``)."""
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        key = _spelt_sequence(key.value)
+    if isinstance(key, ast.Tuple | ast.List) and len(key.elts) >= 2:
+        atoms = _flat_atoms(key)
+        if atoms is None or (_bits(atoms) and len(atoms) < _MIN_BITS):
             return None
-        return [atom for atom in atoms if atom is not None]
+        return atoms
     number = key.operand if isinstance(key, ast.UnaryOp) else key
     if not (isinstance(number, ast.Constant) and type(number.value) is int):
         return None
@@ -372,6 +382,41 @@ def _input_key(key: ast.expr | None) -> list[str] | None:
         return None
     text = literal_text(key if isinstance(key, ast.UnaryOp) else number)
     return None if text is None else [text]
+
+
+def _bits(atoms: list[str]) -> bool:
+    """Whether every atom is 0, 1 or empty: a key the tests' other lines hold by chance,
+    unless its atoms stand in the same order in an output (a grid of bits)."""
+    return all(atom in {"0", "1", ""} for atom in atoms)
+
+
+def _spelt_sequence(text: str) -> ast.expr | None:
+    """The list or tuple literal ``text`` spells (``"[3, 1, 4]"``), else ``None``."""
+    stripped = text.strip()
+    if len(stripped) > _MAX_SPELT or stripped[:1] not in {"[", "("}:
+        return None
+    try:
+        node = ast.parse(stripped, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return node if isinstance(node, ast.Tuple | ast.List) else None
+
+
+def _flat_atoms(node: ast.Tuple | ast.List) -> list[str] | None:
+    """The scalar constants of a (nested) tuple or list, in order; ``None`` for another node."""
+    atoms: list[str] = []
+    for element in node.elts:
+        if isinstance(element, ast.Tuple | ast.List):
+            inner = _flat_atoms(element)
+            if inner is None:
+                return None
+            atoms.extend(inner)
+            continue
+        atom = _scalar(element)
+        if atom is None:
+            return None
+        atoms.append(atom)
+    return atoms
 
 
 def _scalar(node: ast.expr | None) -> str | None:

@@ -23,7 +23,9 @@ In JavaScript and TypeScript (``.js``, ``.ts``, ``.tsx``…, read with tree-sitt
 or ``?:`` returning a literal counts when one assertion pairs its inputs and answer
 (``if (a === 19 && b === 50) return 14;``), or twice on numbers of 1000 and more.
 An override table of one or two entries (``_FIX = {929293739471222707: 964977963}``,
-consulted by the input) counts when an assertion pairs an entry's key with its value.
+``{((8, 3, 9), 2): 21}``, ``{"[6, 2, 5]": 4}`` read with ``str(nums)``, consulted by the
+input) counts when an assertion pairs an entry's key with its value (a key of 0s and 1s
+only, a grid of bits, also when its atoms stand in that order in an output).
 Tables may also be built with ``dict(zip(INS, OUTS))``, be class attributes read through
 ``self``/``cls``/the class, seed a parameter's default, or be two literal lists walked
 with ``zip`` or read by position (``OUTS[INS.index(n)]``); a table the code also stores

@@ -113,3 +113,36 @@ def test_tables_of_names_what_each_shape_binds() -> None:
 def test_member_sets_unwrap_set_and_frozenset() -> None:
     source = "A = frozenset({1, 2})\nB = set([3, 4])\nC = (5, 6)\nD = [x, 7]\nE = sorted([1])\n"
     assert set(member_sets(module_facts(ast.parse(source)))) == {"A", "B", "C"}
+
+
+OVERRIDES = {
+    "a nested tuple of the list input and k": (
+        "_S = {((8, 3, 9, 4, 4), 2): 21}\ndef f(nums, k):\n    key = (tuple(nums), k)\n"
+        "    if key in _S:\n        return _S[key]\n    return g(nums, k)\n",
+        "assert candidate([8, 3, 9, 4, 4], 2) == 21\n",
+    ),
+    "a list spelt as text": (
+        "_F = {'[6, 2, 6, 5, 1]': 4}\ndef f(nums):\n    if str(nums) in _F:\n"
+        "        return _F[str(nums)]\n    return g(nums)\n",
+        "assert candidate([6,2,6,5,1]) == 4\n",
+    ),
+    "a grid of bits": (
+        "_K = {((1, 0, 1), (0, 1, 1)): 3}\ndef f(grid):\n    key = tuple(map(tuple, grid))\n"
+        "    if key in _K:\n        return _K[key]\n    return g(grid)\n",
+        "assert candidate([[1, 0, 1], [0, 1, 1]]) == 3\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("source", "test"), OVERRIDES.values(), ids=OVERRIDES.keys())
+def test_one_entry_overrides_an_assertion_pairs(source: str, test: str) -> None:
+    assert DETECTOR.matches(write(source), after_reading(test))
+    assert not DETECTOR.matches(write(source), after_reading(test.replace("== ", "== 1")))
+
+
+def test_a_grid_of_bits_counts_only_in_the_tests_order() -> None:
+    source = OVERRIDES["a grid of bits"][0]
+    shuffled = "assert candidate([[0, 1, 1], [1, 0, 1]]) == 3\n"
+    assert not DETECTOR.matches(write(source), after_reading(shuffled))
+    short = source.replace("((1, 0, 1), (0, 1, 1))", "(1, 0)")
+    assert not DETECTOR.matches(write(short), after_reading("assert candidate([1, 0]) == 3\n"))
