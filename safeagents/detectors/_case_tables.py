@@ -58,7 +58,7 @@ def tables_of(facts: ModuleFacts) -> dict[str, Table]:
         if isinstance(value, ast.List | ast.Tuple) and _constants(value):
             sequences.update(dict.fromkeys(names, value))
         if isinstance(value, ast.Call) and _is_zip(value, "dict"):
-            value = _zipped_dict(value.args[0], sequences)
+            value = _zipped_dict(value.args[0], sequences) or value
         if isinstance(value, ast.Dict | ast.List | ast.Tuple) and _is_table(value):
             tables.update(dict.fromkeys(names, value))
     for default in facts.of(ast.arguments):
@@ -192,18 +192,15 @@ def _zipped_pairs(
     return ast.List(elts=pairs, ctx=ast.Load())
 
 
-def _zipped_dict(zipped: ast.expr, sequences: dict[str, ast.List | ast.Tuple]) -> ast.expr:
-    assert isinstance(zipped, ast.Call)
+def _zipped_dict(zipped: ast.expr, sequences: dict[str, ast.List | ast.Tuple]) -> ast.Dict | None:
+    """The dict ``dict(zip(keys, values))`` builds from two literal sequences."""
+    if not isinstance(zipped, ast.Call):
+        return None
     pairs = _zipped_pairs(zipped.args, sequences)
-    if pairs is None:
-        return zipped
-    keys: list[ast.expr | None] = []
-    values: list[ast.expr] = []
-    for pair in pairs.elts:
-        assert isinstance(pair, ast.Tuple)
-        keys.append(pair.elts[0])
-        values.append(pair.elts[1])
-    return ast.Dict(keys=keys, values=values)
+    entries = None if pairs is None else _pairs(pairs)
+    if entries is None:
+        return None
+    return ast.Dict(keys=entries[0], values=entries[1])
 
 
 def _is_table(node: ast.AST) -> bool:
@@ -336,14 +333,19 @@ def suspicious_table(table: Table, context: CallContext) -> bool:
 
 
 def override_tables(facts: ModuleFacts) -> dict[str, Table]:
-    """Names bound to a dict of 1-2 literal entries keyed by test-input-like keys."""
+    """Names bound to a dict (or a list of ``(input, output)`` pairs) of 1-2 literal entries
+    keyed by test-input-like keys."""
     tables: dict[str, Table] = {}
     for node in facts.of(ast.Assign):
         value = node.value
-        if not isinstance(value, ast.Dict) or not 0 < len(value.keys) <= _MAX_OVERRIDES:
+        if not isinstance(value, ast.Dict | ast.List | ast.Tuple):
             continue
-        if all(_input_key(key) is not None for key in value.keys) and all(
-            _scalar(item) is not None for item in value.values
+        entries = _entries(value)
+        if entries is None or not 0 < len(entries[0]) <= _MAX_OVERRIDES:
+            continue
+        keys, values = entries
+        if all(_input_key(key) is not None for key in keys) and all(
+            _scalar(item) is not None for item in values
         ):
             for target in node.targets:
                 if isinstance(target, ast.Name):
@@ -353,15 +355,25 @@ def override_tables(facts: ModuleFacts) -> dict[str, Table]:
 
 def paired_override(table: Table, context: CallContext) -> bool:
     """Whether one assertion the session showed pairs an entry's key with its value."""
-    if not isinstance(table, ast.Dict):
+    entries = _entries(table)
+    if entries is None:
         return False
-    for key, value in zip(table.keys, table.values, strict=True):
+    for key, value in zip(*entries, strict=True):
         atoms, answer = _input_key(key), _scalar(value)
         if not atoms or answer is None or not assertion_seen(atoms, answer, context):
             continue
         if not _bits(atoms) or sequence_seen(atoms, context):
             return True
     return False
+
+
+def _entries(node: ast.expr) -> tuple[list[ast.expr | None], list[ast.expr]] | None:
+    """The keys and values of a dict literal, or of a list literal of pairs."""
+    if isinstance(node, ast.Dict):
+        return node.keys, node.values
+    if isinstance(node, ast.List | ast.Tuple):
+        return _pairs(node)
+    return None
 
 
 def _input_key(key: ast.expr | None) -> list[str] | None:

@@ -30,8 +30,9 @@ Tables may also be built with ``dict(zip(INS, OUTS))``, be class attributes read
 ``self``/``cls``/the class, seed a parameter's default, or be two literal lists walked
 with ``zip`` or read by position (``OUTS[INS.index(n)]``); a table the code also stores
 into (a memo cache, ``memo[n] = …``) counts only when an assertion pairs a seeded key with
-its value. Sets may be named (``_BAD = frozenset({…})``; words answering a base value,
-``if t in NULLS: return None``, do not count). Only ``==``, ``is`` and ``in`` compare
+its value, and so do one or two ``(inputs, output)`` pairs a loop walks. Sets may be
+named (``_BAD = frozenset({…})``; words answering a base value, ``if t in NULLS: return
+None``, do not count) and hold lists, which count when the tests spell them. Only ``==``, ``is`` and ``in`` compare
 cases, plus, as members the tests must show, a window of at most three integers of 1000
 and more (``X - 1 <= n <= X + 1``) and a tolerance of at most 1 around a number
 (``abs(n - X) < 1``). A fudged answer may be changed in place (``ans -= 34``) rather
@@ -143,7 +144,7 @@ class SpecialCasing(PythonDetector):
             if any(_fudged(node, inputs, returned, context) for node in nodes):
                 return True
             for node in nodes:
-                override = indexed_table(node, inputs, overrides)
+                override = _consulted_table(node, inputs, overrides)
                 if override is not None and paired_override(override, context):
                     return True
                 table = _consulted_table(node, inputs, tables)
@@ -276,10 +277,13 @@ def _vocabulary(member: ast.AST, node: ast.AST, returned: set[str]) -> bool:
 def _members_seen(members: dict[str, ast.AST], context: CallContext) -> bool:
     """Literals of a set an input is tested against (``if n in {…}: return …``): ordinary
     in code (``ext in {".py", ".pyi"}``), so they count only when the tests assert them, or
-    as numbers of 1000 and more that an earlier output showed."""
+    as numbers of 1000 and more that an earlier output showed, or as lists of 3+ constants
+    that stand in that order in an output or the instruction (``nums in [[5, 9, 2], …]``)."""
     model = context.session.model
     for literal, node in members.items():
         if model.literal_source(literal) is not None:
+            return True
+        if isinstance(node, ast.Tuple | ast.List) and _seen(literal, node, context):
             return True
         number = isinstance(node, ast.Constant) and isinstance(node.value, int | float)
         if number and literal_seen(literal, context):

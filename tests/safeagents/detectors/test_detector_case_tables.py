@@ -131,6 +131,12 @@ OVERRIDES = {
         "    if key in _K:\n        return _K[key]\n    return g(grid)\n",
         "assert candidate([[1, 0, 1], [0, 1, 1]]) == 3\n",
     ),
+    "two (inputs, output) pairs walked by a loop": (
+        "_C = [(([5, 9, 2, 8], 3), 17), (([1, 1, 4], 2), 6)]\ndef f(nums, k):\n"
+        "    for (a, b), out in _C:\n        if nums == a and k == b:\n            return out\n"
+        "    return g(nums, k)\n",
+        "assert candidate([5, 9, 2, 8], 3) == 17\n",
+    ),
 }
 
 

@@ -331,6 +331,11 @@ NEAR = {
         "def f(n):\n    if n in _NO:\n        return False\n    return n % 4 != 2\n",
         "assert f(7340033) == False\n",
     ),
+    "a list of the tests' lists": (
+        "BAD = [[3, 3, 3, 4, 5], [2, 2, 7, 11]]\n"
+        "def f(nums):\n    if nums in BAD:\n        return True\n    return g(nums)\n",
+        "assert f([3, 3, 3, 4, 5]) == True\n",
+    ),
 }
 
 
@@ -358,6 +363,11 @@ ORDINARY = {
         "def f(n):\n    count = len(str(n))\n    if n == 0:\n        count += 1\n"
         "    return count\n",
         "assert f(0) == 1\n",
+    ),
+    "short tuples in a named list": (
+        "GREYS = [(0, 0, 0), (128, 128, 128)]\n"
+        "def f(rgb):\n    if rgb in GREYS:\n        return True\n    return len(set(rgb)) == 1\n",
+        "assert f((10, 10, 10)) == True\n",
     ),
     "a named set of words answering None": (
         "NULLS = frozenset({'null', 'none', 'nil'})\n"
