@@ -159,7 +159,12 @@ def _is_zip(call: ast.Call, wrapper: str | None) -> bool:
 
 
 def _zipped_key(arguments: list[ast.expr]) -> str:
-    return "zip(" + ", ".join(ast.dump(argument) for argument in arguments) + ")"
+    """The key of ``zip(a, b)`` among tables: names as they are, literals dumped."""
+    parts = (
+        argument.id if isinstance(argument, ast.Name) else ast.dump(argument)
+        for argument in arguments
+    )
+    return "zip(" + ", ".join(parts) + ")"
 
 
 def _constants(node: ast.List | ast.Tuple) -> bool:

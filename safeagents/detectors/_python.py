@@ -21,6 +21,7 @@ __all__ = [
     "GuardedDetector",
     "PythonCode",
     "PythonDetector",
+    "argument_strings",
     "enclosing_text",
     "is_test_path",
     "parse",
@@ -223,7 +224,7 @@ def enclosing_text(fragment: str, context: CallContext) -> str | None:
     if not lines:
         return None
     best: str | None = None
-    for candidate in _argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
+    for candidate in argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
         if len(candidate) > MAX_SOURCE_CHARS or (best is not None and len(candidate) >= len(best)):
             continue
         if lines.issubset(candidate.splitlines()):
@@ -243,7 +244,7 @@ def patched_text(fragment: str, context: CallContext) -> str | None:
     lines = {line for line in fragment.splitlines() if line.strip()}
     if not lines:
         return None
-    for candidate in _argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
+    for candidate in argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
         if len(candidate) > MAX_SOURCE_CHARS or "\n+" not in candidate or "\n " not in candidate:
             continue  # not a patch, or one without context lines: nothing to add
         for new_side in _new_sides(candidate):
@@ -267,12 +268,13 @@ def _new_sides(patch: str) -> Iterator[list[str]]:
     yield section
 
 
-def _argument_strings(value: Any, depth: int) -> Iterator[str]:
+def argument_strings(value: Any, depth: int = _ARGUMENT_DEPTH) -> Iterator[str]:
+    """The strings of a call's arguments, ``depth`` mappings and lists down."""
     if isinstance(value, str):
         yield value
     elif depth > 0 and isinstance(value, Mapping):
         for item in list(value.values())[:_ARGUMENT_ITEMS]:
-            yield from _argument_strings(item, depth - 1)
+            yield from argument_strings(item, depth - 1)
     elif depth > 0 and isinstance(value, Sequence):
         for item in list(value)[:_ARGUMENT_ITEMS]:
-            yield from _argument_strings(item, depth - 1)
+            yield from argument_strings(item, depth - 1)

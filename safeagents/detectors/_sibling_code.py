@@ -1,0 +1,90 @@
+"""Python written beside an edit: the same call's other edits, earlier writes of the file.
+
+A lookup one edit adds (``if key in _EXPECTED: return _EXPECTED[key]``) may read a table
+that another edit of the same call added (Claude Code's ``MultiEdit``, pi's ``edits``), or
+an earlier edit of the same file. :func:`sibling_facts` gives the facts of those texts, for
+the names the edit reads as containers without binding them (:func:`unbound_containers`).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterator
+
+from safeagents._detector import CallContext
+from safeagents.detectors._module_facts import ModuleFacts
+from safeagents.detectors._python import MAX_SOURCE_CHARS, argument_strings
+
+__all__ = ["sibling_facts", "unbound_containers"]
+
+_MAX_EARLIER = 32
+"""Earlier effects of the session looked at, newest first."""
+
+
+def unbound_containers(facts: ModuleFacts) -> set[str]:
+    """Names read as a container (``T[x]``, ``T.get(x)``, ``x in T``, ``for … in T``) that
+    the code neither assigns nor takes as a parameter."""
+    read: set[str] = set()
+    for node in facts.of(ast.Subscript):
+        if isinstance(node.value, ast.Name):
+            read.add(node.value.id)
+    for call in facts.of(ast.Call):
+        func = call.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "get"
+            and isinstance(func.value, ast.Name)
+        ):
+            read.add(func.value.id)
+    for compare in facts.of(ast.Compare):
+        for op, right in zip(compare.ops, compare.comparators, strict=True):
+            if isinstance(op, ast.In) and isinstance(right, ast.Name):
+                read.add(right.id)
+    loops: list[ast.For | ast.comprehension] = [*facts.of(ast.For), *facts.of(ast.comprehension)]
+    for loop in loops:
+        if isinstance(loop.iter, ast.Name):
+            read.add(loop.iter.id)
+    if not read:
+        return read
+    bound = {node.id for node in facts.of(ast.Name) if isinstance(node.ctx, ast.Store | ast.Del)}
+    bound.update(argument.arg for argument in facts.of(ast.arg))
+    return read - bound
+
+
+def sibling_facts(source: str, path: str | None, context: CallContext) -> Iterator[ModuleFacts]:
+    """Facts of the other Python texts of this call's arguments, then of earlier writes of
+    ``path`` in the session (newest first); texts that do not parse are skipped."""
+    seen = {source}
+    for text in argument_strings(context.call.arguments):
+        if text in seen or source in text:
+            continue
+        seen.add(text)
+        facts = _facts(text)
+        if facts is not None:
+            yield facts
+    if path is None:
+        return
+    for effect in list(reversed(context.session.effects))[:_MAX_EARLIER]:
+        if effect.kind != "write" or effect.path != path:
+            continue
+        written = effect.content if effect.content is not None else effect.added
+        if written is None or written in seen:
+            continue
+        seen.add(written)
+        facts = _facts(written)
+        if facts is not None:
+            yield facts
+
+
+def _facts(text: str) -> ModuleFacts | None:
+    """Facts of ``text`` parsed as it is or dedented (not cached: these are one-offs); text
+    without an ``=`` binds no table."""
+    if len(text) > MAX_SOURCE_CHARS or "=" not in text:
+        return None
+    for candidate in (text, textwrap.dedent(text)):
+        try:
+            return ModuleFacts(ast.parse(candidate))
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            continue
+    return None
