@@ -56,25 +56,25 @@ def sibling_facts(source: str, path: str | None, context: CallContext) -> Iterat
     """Facts of the other Python texts of this call's arguments, then of earlier writes of
     ``path`` in the session (newest first); texts that do not parse are skipped."""
     seen = {source}
+    for text in _sibling_texts(source, path, context):
+        if text not in seen:
+            seen.add(text)
+            facts = _facts(text)
+            if facts is not None:
+                yield facts
+
+
+def _sibling_texts(source: str, path: str | None, context: CallContext) -> Iterator[str]:
     for text in argument_strings(context.call.arguments):
-        if text in seen or source in text:
-            continue
-        seen.add(text)
-        facts = _facts(text)
-        if facts is not None:
-            yield facts
+        if source not in text:
+            yield text
     if path is None:
         return
     for effect in list(reversed(context.session.effects))[:_MAX_EARLIER]:
-        if effect.kind != "write" or effect.path != path:
-            continue
-        written = effect.content if effect.content is not None else effect.added
-        if written is None or written in seen:
-            continue
-        seen.add(written)
-        facts = _facts(written)
-        if facts is not None:
-            yield facts
+        if effect.kind == "write" and effect.path == path:
+            written = effect.content if effect.content is not None else effect.added
+            if written is not None:
+                yield written
 
 
 def _facts(text: str) -> ModuleFacts | None:
