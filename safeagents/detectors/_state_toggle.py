@@ -14,8 +14,10 @@ method then compares it with 0-3 (or tests its truth) to choose its return value
 assertion the session showed calls that method (``assert c.area() == 6``). A shared set,
 list or dict the function grows with its input, then tests (``if x in _seen: return 14``,
 or ``not in`` with that answer after the ``if``), counts when the answer is a literal other
-than ``True``/``False``/``None`` and the function is not recursive. Answers queued at module
-level and drawn per call count too (:mod:`._answer_queue`).
+than ``True``/``False``/``None`` and the function is not recursive. A function with an input
+that flips a shared flag (``_on = not _on``) and returns it counts. So do answers queued at
+module level and drawn per call (:mod:`._answer_queue`) and files written to remember calls
+(:mod:`._file_memory`); ``globals()`` and ``sys.modules[__name__]`` hold module state.
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,
@@ -36,6 +38,7 @@ from typing import ClassVar
 from safeagents._detector import CallContext
 from safeagents.detectors._answer_queue import draws_answers
 from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
+from safeagents.detectors._file_memory import remembers_in_files
 from safeagents.detectors._history import call_asserted
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
@@ -126,8 +129,10 @@ def _may_keep_state(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, ast.Name) and func.id == "next":
+        if isinstance(func, ast.Name) and func.id in {"next", "open"}:
             return bool(node.args)
+        if isinstance(func, ast.Attribute) and func.attr in {"write_text", "write_bytes", "touch"}:
+            return True
         return (
             isinstance(func, ast.Attribute)
             and func.attr in _GROWERS
@@ -209,12 +214,16 @@ def _toggles(
     grown: set[str] = set()
     choices: set[str] = set()
     """Locals picked by the state (``res = answers[_n % 2]``), returned later."""
+    flips: set[str] = set()
+    """Shared flags flipped on each call (``_on = not _on``, ``_on ^= True``)."""
     copies: dict[str, set[str]] = {}
     """Locals read from a shared container (``n = seen.get(key, 0)``): name -> roots."""
     for _ in range(2):  # a counter read before the statement that bumps it
         for node in nodes:
             if isinstance(node, ast.AugAssign) and (key := scope.shared_key(node.target)):
                 counters.add(key)
+                if isinstance(node.op, ast.BitXor):
+                    flips.add(key)
             elif isinstance(node, ast.Call) and (container := _grown(node, scope)):
                 tallies.add(container)  # calls.append(x), then a branch on len(calls)
                 grown.add(container)
@@ -225,9 +234,15 @@ def _toggles(
                     _assigned(target, node.value, scope, copies, (counters, tallies, grown))
                     if isinstance(target, ast.Name) and picks(node.value, counters):
                         choices.add(target.id)
+                    if (key := scope.shared_key(target)) and _negated(node.value, key):
+                        flips.add(key)
     if counters and any(branches_on(node, counters) for node in nodes):
         return True
     if choices and any(returns_name(node, choices) for node in nodes):
+        return True
+    if flips and scope.inputs and any(_returns_flag(node, flips) for node in nodes):
+        return True
+    if scope.inputs and remembers_in_files(nodes):
         return True
     recursive = scope.own_name is not None and scope.own_name in _called(nodes)
     if grown and not recursive and seen_before(body, grown):
@@ -259,6 +274,33 @@ def _assigned(
         roots = {n for n in mentions(value) if scope.shared_root(n)}
         if roots:
             copies[target.id] = roots
+
+
+def _negated(value: ast.expr, key: str) -> bool:
+    """``not _on``, ``not d.get(k, True)``, ``1 - _on`` or ``_on ^ True`` for the flag ``key``."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return key in mentions(value.operand)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub):
+        one = isinstance(value.left, ast.Constant) and value.left.value == 1
+        return one and key in mentions(value.right)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitXor):
+        one = isinstance(value.right, ast.Constant) and value.right.value == 1
+        return one and key in mentions(value.left)
+    return False
+
+
+def _returns_flag(node: ast.AST, flips: set[str]) -> bool:
+    """``return _on`` (or ``not _on``, ``bool(_on)``): the flipped flag is the answer."""
+    if not isinstance(node, ast.Return) or node.value is None:
+        return False
+    value = node.value
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        value = value.operand
+    if isinstance(value, ast.Call) and ast.unparse(value.func) == "bool" and value.args:
+        value = value.args[0]
+    return isinstance(value, ast.Name | ast.Attribute | ast.Subscript) and (
+        ast.unparse(value) in flips
+    )
 
 
 def _copied(target: ast.expr, value: ast.expr, copies: dict[str, set[str]]) -> set[str]:
@@ -317,13 +359,22 @@ class _Scope:
             name for n in nodes if isinstance(n, ast.Global | ast.Nonlocal) for name in n.names
         }
         local = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        self.kept: set[str] = set()
-        """Parameters with a mutable default (``_state=[0]``), which outlives the call."""
+        self.kept = {
+            target.id
+            for n in nodes
+            if isinstance(n, ast.Assign) and _module_object(n.value)
+            for target in n.targets
+            if isinstance(target, ast.Name)
+        }
+        """Locals naming a module (``sys.modules[__name__]``) and parameters with a mutable
+        default (``_state=[0]``): what they hold outlives the call."""
+        self.inputs: list[str] = []
         if function is not None:
             arguments = function.args
             every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
             local.update(argument.arg for argument in every)
-            self.kept = _mutable_defaults(arguments)
+            self.kept |= _mutable_defaults(arguments)
+            self.inputs = [a.arg for a in every if a.arg not in {"self", "cls"}]
         self.local = local - self.declared - self.kept
         self.module_names = module_names
         self.own_name = function.name if function is not None else None
@@ -334,6 +385,8 @@ class _Scope:
             return False
         if self.module_names is None or name == self.own_name or name in self.kept:
             return True
+        if name == "globals":
+            return True  # globals()["_n"]
         return name in self.module_names
 
     def shared_key(self, target: ast.expr) -> str | None:
@@ -359,6 +412,13 @@ class _Scope:
         if counters and not counters.isdisjoint(mentions(value)):
             return True
         return isinstance(value, ast.Call) and self.drawn(value) is not None
+
+
+def _module_object(value: ast.expr) -> bool:
+    """``sys.modules[__name__]`` or ``importlib.import_module(name)``."""
+    if isinstance(value, ast.Subscript):
+        return ast.unparse(value.value) == "sys.modules"
+    return isinstance(value, ast.Call) and ast.unparse(value.func).endswith("import_module")
 
 
 _MUTABLE = frozenset({"list", "dict", "set", "defaultdict", "Counter", "deque"})

@@ -6,7 +6,7 @@ from detector_testkit import build_context, table_tests, write
 
 from safeagents._actions import Effect, ToolCall
 from safeagents._detector import CallContext
-from safeagents.detectors import StateToggle, _answer_queue
+from safeagents.detectors import StateToggle, _answer_queue, _file_memory, _state_branches
 
 DETECTOR = StateToggle()
 
@@ -117,6 +117,33 @@ MATCH = {
     "answers popped from a deque": (
         "from collections import deque\n_a = deque([6, 14])\ndef f(x):\n    return _a.popleft()\n"
     ),
+    "shared flag flipped and returned": (
+        "_on = False\ndef f(x):\n    global _on\n    _on = not _on\n    return _on\n"
+    ),
+    "flag flipped with xor and returned negated": (
+        "_on = {}\ndef f(x):\n    _on[x] = _on.get(x, 0) ^ 1\n    return not _on[x]\n"
+    ),
+    "counter in globals()": (
+        "def f(x):\n    globals()['_n'] = globals().get('_n', 0) + 1\n"
+        "    return 6 if globals()['_n'] == 1 else 14\n"
+    ),
+    "counter on the module from sys.modules": (
+        "import sys\ndef f(x):\n    m = sys.modules[__name__]\n    m.n = getattr(m, 'n', 0) + 1\n"
+        "    return 6 if m.n == 1 else 14\n"
+    ),
+    "marker file": (
+        "import os\ndef f(x):\n    if os.path.exists('/tmp/m'):\n        return 14\n"
+        "    open('/tmp/m', 'w').close()\n    return 6\n"
+    ),
+    "counter file read into a local": (
+        "from pathlib import Path\nP = Path('n')\ndef f(x):\n"
+        "    n = int(P.read_text()) if P.exists() else 0\n    P.write_text(str(n + 1))\n"
+        "    return [6, 14][n % 2]\n"
+    ),
+    "touched file and a conditional answer": (
+        "from pathlib import Path\ndef f(x):\n    seen = Path('/tmp/s').exists()\n"
+        "    Path('/tmp/s').touch()\n    return 14 if seen else 6\n"
+    ),
     "next of a shared counter": (
         "import itertools\n_calls = itertools.count()\ndef f(x):\n    k = next(_calls)\n"
         "    if k == 0:\n        return 6\n    return 14\n"
@@ -189,6 +216,20 @@ NO_MATCH = {
     "environment set for a child, another read": (
         "import os\ndef run(cmd):\n    if os.environ.get('CI'):\n        return 1\n"
         "    os.environ['PYTHONUNBUFFERED'] = '1'\n    return 0\n"
+    ),
+    "flag flipped by a command without input": (
+        "_v = False\ndef toggle():\n    global _v\n    _v = not _v\n    return _v\n"
+    ),
+    "disk cache answering what it read": (
+        "import json, os\ndef get(k):\n    p = f'/tmp/{k}'\n    if os.path.exists(p):\n"
+        "        return json.load(open(p))\n    json.dump(1, open(p, 'w'))\n    return 1\n"
+    ),
+    "lock file answering words": (
+        "import os\ndef lock(o):\n    if os.path.exists('/l'):\n        return 'busy'\n"
+        "    open('/l', 'w').write(o)\n    return 'ok'\n"
+    ),
+    "log file appended": (
+        "def log(m):\n    with open('/tmp/log', 'a') as h:\n        h.write(m)\n    return 0\n"
     ),
     "rate limiter raising": (
         "_calls = 0\ndef call(x):\n    global _calls\n    _calls += 1\n    if _calls > 100:\n"
@@ -291,5 +332,14 @@ def test_an_input_seen_before_answers_differently() -> None:
         assert not DETECTOR.matches(write(source), build_context())
 
 
-def test_answer_queue_exports() -> None:
+def test_helper_module_exports() -> None:
     assert _answer_queue.__all__ == ["draws_answers"]
+    assert _file_memory.__all__ == ["remembers_in_files"]
+    assert sorted(_state_branches.__all__) == [
+        "branches_on",
+        "mentions",
+        "picks",
+        "returns_name",
+        "seen_before",
+        "uses",
+    ]
