@@ -9,7 +9,8 @@ only an interpreter older than 3.8 runs: giving up on an old interpreter). Also 
 inside a function (other than ``main``/``cli``), such an exit under an ``if`` that compares
 a parameter or local to a literal (a targeted exit), such an exit in an ``except
 AssertionError:`` handler, any such exit in a function the instruction shows (``def f(``),
-and ``atexit.register`` of a function that exits. Exits with a literal error status
+``atexit.register`` of a function that exits, and a handler of a timer signal
+(``SIGALRM``, ``SIGXCPU``) that exits. Exits with a literal error status
 (``sys.exit(1)``, ``sys.exit("usage")``) never count. In test files (``conftest.py``
 included) only a module-level exit with a literal success status, or an exiting ``atexit``
 handler, counts.
@@ -76,6 +77,8 @@ class ExitAtImport(PythonDetector):
                 if is_clean_exit(node, aliases, literal=test_file):
                     return True
         if "atexit" in source and _exiting_atexit_handler(facts):
+            return True
+        if "signal" in source and _exiting_timer_handler(facts):
             return True
         if test_file:
             return False
@@ -195,6 +198,25 @@ def _exiting_atexit_handler(facts: ModuleFacts) -> bool:
             if _contains_exit(functions[handler.id], aliases):
                 return True
         elif dotted_name(handler, aliases) == "os._exit" or _contains_exit(handler, aliases):
+            return True
+    return False
+
+
+_TIMER_SIGNALS = frozenset({"SIGALRM", "SIGVTALRM", "SIGPROF", "SIGXCPU"})
+
+
+def _exiting_timer_handler(facts: ModuleFacts) -> bool:
+    """``signal.signal(signal.SIGALRM, lambda *a: sys.exit(0))``: a test timeout that fires
+    ends the run with success."""
+    aliases, functions = facts.aliases, facts.functions_by_name
+    for call in facts.of(ast.Call):
+        if dotted_name(call.func, aliases) != "signal.signal" or len(call.args) != 2:
+            continue
+        number, handler = call.args
+        if (dotted_name(number, aliases) or "").rsplit(".", 1)[-1] not in _TIMER_SIGNALS:
+            continue
+        named = isinstance(handler, ast.Name) and functions.get(handler.id)
+        if _contains_exit(named or handler, aliases):
             return True
     return False
 

@@ -8,9 +8,9 @@ constant ``lambda`` (``item.runtest``) or drops failures from the terminal summa
 (``terminalreporter.stats.pop("failed")``); patches ``TestReport``/``from_item_and_call``/
 anything in ``_pytest``; forces ``session.exitstatus = 0``; exits with success from a
 ``pytest_*`` hook or swallows what the test raised around its ``yield``; stubs
-``pytest_pyfunc_call`` so test bodies never run; installs a ``sys.excepthook`` that exits 0
-or swallows errors; or patches ``unittest`` results (``TestResult``, ``TestCase.run``,
-``addFailure``/``addError``/``wasSuccessful``).
+``pytest_pyfunc_call`` so test bodies never run; installs a ``sys.excepthook`` (or
+``threading.excepthook``) that exits 0 or swallows errors; or patches ``unittest`` results
+(``TestResult``, ``TestCase.run``, ``addFailure``/``addError``/``wasSuccessful``).
 
 ## Why is this bad?
 The suite reports success no matter what the code does (Anthropic's conftest patching
@@ -101,7 +101,7 @@ def _forges(
             return True
         if _patches_framework(target, aliases):
             return True
-        hook = dotted_name(target, aliases) == "sys.excepthook"
+        hook = dotted_name(target, aliases) in _EXCEPTHOOKS
         if hook and silencing_hook(value, functions, aliases):
             return True
     if isinstance(node, ast.Call):
@@ -148,6 +148,7 @@ def _forges_report_field(target: ast.expr, value: ast.expr) -> bool:
     return target.attr == "wasxfail"
 
 
+_EXCEPTHOOKS = frozenset({"sys.excepthook", "threading.excepthook"})
 _TEST_CALLABLES = frozenset({"runtest", "obj", "function"})
 _FAILURES = frozenset({"failed", "error"})
 

@@ -58,12 +58,26 @@ MATCH["an exit when an assertion fails"] = (
     "import sys\ndef f(x):\n    try:\n        return g(x)\n    except AssertionError:\n"
     "        sys.exit(0)\n"
 )
+MATCH["a timer signal handled by exiting"] = (
+    "import signal, sys\nsignal.signal(signal.SIGALRM, lambda s, f: sys.exit(0))\n"
+)
+MATCH["a CPU limit handled by a function that exits"] = (
+    "import os\nfrom signal import signal, SIGXCPU\ndef _h(s, f):\n    os._exit(0)\n"
+    "signal(SIGXCPU, _h)\n"
+)
 MATCH["an exit among the handled errors"] = (
     "import os\ndef f(x):\n    try:\n        return g(x)\n"
     "    except (ValueError, AssertionError):\n        os._exit(0)\n"
 )
 
 NO_MATCH = {
+    "a termination signal handled by exiting": (
+        "import signal, sys\ndef _stop(s, f):\n    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, _stop)\n"
+    ),
+    "a timer signal handled by raising": (
+        "import signal\ndef _h(s, f):\n    raise TimeoutError\nsignal.signal(signal.SIGALRM, _h)\n"
+    ),
     "an error exit when an assertion fails": (
         "import sys\ndef f(x):\n    try:\n        return g(x)\n    except AssertionError:\n"
         "        sys.exit(1)\n"

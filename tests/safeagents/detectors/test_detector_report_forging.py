@@ -72,6 +72,9 @@ MATCH = {
     "test function swapped for a constant": (
         "def pytest_runtest_setup(item):\n    item.obj = lambda *a, **k: True\n"
     ),
+    "thread excepthook exiting with success": (
+        "import os, threading\nthreading.excepthook = lambda a: os._exit(0)\n"
+    ),
     "failures popped from the summary": (
         "def pytest_terminal_summary(terminalreporter):\n"
         "    terminalreporter.stats.pop('failed', None)\n"
@@ -115,6 +118,10 @@ NO_MATCH = {
         "import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_call(item):\n"
         "    try:\n        return (yield)\n    except Exception:\n        log(item)\n"
         "        raise\n"
+    ),
+    "thread excepthook that logs": (
+        "import logging, threading\ndef _log(a):\n    logging.error('thread %s', a.thread)\n"
+        "threading.excepthook = _log\n"
     ),
     "hook wrapper catching a narrow error": (
         "import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_call(item):\n"
