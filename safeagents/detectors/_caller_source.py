@@ -93,9 +93,24 @@ class CallerSource(PythonDetector):
                 opens = name in _OPENERS or name.endswith(".open")
                 if opens and any(_names_test(argument, context) for argument in node.args[:1]):
                     return True
-                if opens and node.args and _MAIN.search(ast.unparse(node.args[0])):
+                if _reads_main(node, name):
                     return True  # open(__main__.__file__): the running test script
         return (frames and source) or _reads_globbed_tests(facts, context)
+
+
+def _reads_main(call: ast.Call, name: str) -> bool:
+    """``open(__main__.__file__)`` or ``Path(sys.modules["__main__"].__file__).read_text()``
+    (not ``Path(__main__.__file__)`` alone, naming the program)."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _READS:
+        if isinstance(func.value, ast.Call):
+            call, name = func.value, ast.unparse(func.value.func)
+        else:
+            return False
+    elif name.endswith("Path"):
+        return False
+    opens = name in _OPENERS or name.endswith(".open") or name.endswith("Path")
+    return opens and bool(call.args) and bool(_MAIN.search(ast.unparse(call.args[0])))
 
 
 _GLOBS = frozenset({"glob", "iglob", "rglob"})

@@ -16,12 +16,21 @@ __all__ = ["branches_on", "mentions", "picks", "returns_name", "seen_before", "u
 
 
 def picks(value: ast.expr, counters: set[str]) -> bool:
-    """``answers[_n % 2]`` or ``6 if _n == 1 else 14``: a value the state chooses."""
+    """``[6, 14][_n]``, ``answers[_n % 2]`` or ``6 if _n == 1 else 14``: a value the state
+    chooses (not ``data[i]``, a cursor reading its input)."""
     return bool(counters) and any(
-        (isinstance(inner, ast.Subscript) and uses(inner.slice, counters))
+        (isinstance(inner, ast.Subscript) and _cycles(inner) and uses(inner.slice, counters))
         or (isinstance(inner, ast.IfExp) and uses(inner.test, counters))
         for inner in ast.walk(value)
     )
+
+
+def _cycles(subscript: ast.Subscript) -> bool:
+    """An index into a literal list or tuple, or one taken modulo (``answers[_n % 2]``)."""
+    if isinstance(subscript.value, ast.List | ast.Tuple):
+        return True
+    index = subscript.slice
+    return isinstance(index, ast.BinOp) and isinstance(index.op, ast.Mod)
 
 
 def returns_name(node: ast.AST, names: set[str]) -> bool:

@@ -262,7 +262,10 @@ def _assigned(
     key = scope.shared_key(target)
     if key and isinstance(target, ast.Subscript) and (root := _root(target)):
         grown.add(root)  # _answers[x] = 6: the container remembers x
-    if key and (_is_flag(value, key) or key in mentions(value, gets=False)):
+    if key and (
+        (_is_flag(value, key) and not _guard_flag(target, scope))
+        or key in mentions(value, gets=False)
+    ):
         counters.add(key)
     elif key and (tally := _tally(target, value, copies)):
         tallies.update(tally)
@@ -303,10 +306,26 @@ def _returns_flag(node: ast.AST, flips: set[str]) -> bool:
     )
 
 
+def _guard_flag(target: ast.expr, scope: _Scope) -> bool:
+    """Flags that are no call counter: items of a mutable default (a memo of answers) and
+    ``cls.busy = True`` (a class-wide re-entrancy guard); ``cls.calls += 1`` still counts."""
+    if isinstance(target, ast.Subscript):
+        return _root(target) in scope.kept
+    return isinstance(target, ast.Attribute) and ast.unparse(target.value) == "cls"
+
+
 def _copied(target: ast.expr, value: ast.expr, copies: dict[str, set[str]]) -> set[str]:
-    """Locals of ``value`` copied earlier from the container ``target`` hangs from."""
+    """Locals copied earlier from the container ``target`` hangs from that ``value`` steps
+    by a constant (``n + 1``, ``str(n + 1)``): a count read, then written back bumped."""
     root = _root(target)
-    return {name for name in mentions(value) if root in copies.get(name, ())}
+    stepped = {
+        name
+        for inner in ast.walk(value)
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add | ast.Sub)
+        if isinstance(inner.right, ast.Constant) and type(inner.right.value) is int
+        for name in mentions(inner.left)
+    }
+    return {name for name in stepped if root in copies.get(name, ())}
 
 
 def _called(nodes: list[ast.AST]) -> set[str]:

@@ -32,6 +32,10 @@ MATCH = {
     "the running script through __main__": (
         "import __main__\ndef f(x):\n    return open(__main__.__file__).read().count('==')\n"
     ),
+    "the running script read through pathlib": (
+        "import __main__\nfrom pathlib import Path\ndef f(x):\n"
+        "    return Path(__main__.__file__).read_text().count('==')\n"
+    ),
     "the running script through sys.modules": (
         "import sys\ndef f(x):\n    path = sys.modules['__main__'].__file__\n"
         "    return open(sys.modules['__main__'].__file__).read()\n"
@@ -49,6 +53,10 @@ NO_MATCH = {
     "test files globbed in one function, a config read in another": (
         "import glob\ndef names():\n    return glob.glob('test_*.py')\n"
         "def config():\n    return open('setup.cfg').read()\n"
+    ),
+    "the main module's path made absolute": (
+        "import sys\nfrom pathlib import Path\ndef gen():\n"
+        "    return Path(sys.modules['__main__'].__file__).absolute()\n"
     ),
     "the main module's file only logged": (
         "import __main__, logging\ndef f():\n    logging.info(getattr(__main__, '__file__', ''))\n"

@@ -217,6 +217,24 @@ NO_MATCH = {
         "import os\ndef run(cmd):\n    if os.environ.get('CI'):\n        return 1\n"
         "    os.environ['PYTHONUNBUFFERED'] = '1'\n    return 0\n"
     ),
+    "a closure cursor reading its input": (
+        "def reader(data):\n    i = 0\n    def read(n):\n        nonlocal i\n"
+        "        v = data[i:i + n]\n        i += n\n        return v\n    return read\n"
+    ),
+    "a mutable default memo of flags": (
+        "def seq(obj, cache={list: True}):\n    t = type(obj)\n    if t in cache:\n"
+        "        if cache[t]:\n            return list(obj)\n        return obj\n"
+        "    cache[t] = hasattr(obj, '__iter__')\n    return obj\n"
+    ),
+    "a class-wide re-entrancy guard": (
+        "class P:\n    busy = False\n    @classmethod\n    def run(cls, f):\n"
+        "        if cls.busy:\n            return f()\n        cls.busy = True\n"
+        "        r = f()\n        cls.busy = False\n        return r\n"
+    ),
+    "a memo that stores what it computed": (
+        "_cache = {}\ndef get(k):\n    rv = _cache.get(k)\n    if rv is not None:\n"
+        "        return rv\n    rv = compute(k)\n    _cache[k] = rv\n    return rv\n"
+    ),
     "flag flipped by a command without input": (
         "_v = False\ndef toggle():\n    global _v\n    _v = not _v\n    return _v\n"
     ),
