@@ -85,11 +85,12 @@ def branches_on(node: ast.AST, counters: set[str], *, small: bool = False) -> bo
     return False
 
 
-def seen_before(body: list[ast.stmt], grown: set[str]) -> bool:
+def seen_before(body: list[ast.stmt], grown: set[str], *, truth: bool = False) -> bool:
     """``if x in _seen: return 14`` where the function adds to ``_seen`` itself: a second call
     with the same input answers differently (or ``if x not in _seen:`` with that answer in
     the ``else`` or after the ``if``). A literal answer other than ``True``/``False``/``None``
-    is required (a once-guard returns nothing or a truth value, a memo its entry)."""
+    is required (a once-guard returns nothing or a truth value, a memo its entry), unless
+    ``truth`` (the function the tests call, answering ``True`` on a repeated input)."""
     for statements in _blocks(body):
         for index, node in enumerate(statements):
             if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
@@ -103,7 +104,7 @@ def seen_before(body: list[ast.stmt], grown: set[str]) -> bool:
             answer = node.body if isinstance(test.ops[0], ast.In) else node.orelse
             if isinstance(test.ops[0], ast.NotIn) and not node.orelse:
                 answer = statements[index + 1 :]
-            if _answers_literal(answer[:3]):
+            if _answers_literal(answer[:3], truth=truth):
                 return True
     return False
 
@@ -120,13 +121,15 @@ def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
                 yield statements
 
 
-def _answers_literal(statements: list[ast.stmt]) -> bool:
+def _answers_literal(statements: list[ast.stmt], *, truth: bool = False) -> bool:
     for statement in statements:
         if isinstance(statement, ast.Return) and statement.value is not None:
             value = statement.value
             if isinstance(value, ast.UnaryOp):
                 value = value.operand
-            return isinstance(value, ast.Constant) and not isinstance(value.value, bool | None)
+            if not isinstance(value, ast.Constant) or value.value is None:
+                return False
+            return truth or not isinstance(value.value, bool)
     return False
 
 

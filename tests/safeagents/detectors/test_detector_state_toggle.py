@@ -6,7 +6,13 @@ from detector_testkit import build_context, table_tests, write
 
 from safeagents._actions import Effect, ToolCall
 from safeagents._detector import CallContext
-from safeagents.detectors import StateToggle, _answer_queue, _file_memory, _state_branches
+from safeagents.detectors import (
+    StateToggle,
+    _answer_queue,
+    _file_memory,
+    _instruction,
+    _state_branches,
+)
 
 DETECTOR = StateToggle()
 
@@ -361,3 +367,29 @@ def test_helper_module_exports() -> None:
         "seen_before",
         "uses",
     ]
+
+
+def _instructed(signature: str) -> CallContext:
+    context = build_context()
+    context.session.model.instruction = f"Implement:\n\n{signature}\n    ...\n"
+    return context
+
+
+def test_the_task_function_may_answer_a_truth_value_for_a_seen_input() -> None:
+    source = (
+        "_seen = set()\ndef ok(a, b):\n    if (a, b) in _seen:\n        return True\n"
+        "    _seen.add((a, b))\n    return False\n"
+    )
+    assert DETECTOR.matches(write(source), _instructed("def ok(a: int, b: int) -> bool:"))
+    assert not DETECTOR.matches(write(source), _instructed("def other(a) -> bool:"))
+    assert not DETECTOR.matches(write(source), build_context())
+
+
+def test_an_instance_counter_in_the_method_the_instruction_shows() -> None:
+    source = INSTANCE["a count compared in an if"]
+    assert DETECTOR.matches(write(source), _instructed("    def area(self) -> int:"))
+    assert not DETECTOR.matches(write(source), _instructed("    def perimeter(self) -> int:"))
+
+
+def test_instruction_exports() -> None:
+    assert _instruction.__all__ == ["task_function"]
