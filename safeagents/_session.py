@@ -31,6 +31,8 @@ MAX_SCANNED_CHARS = 128_000
 """Characters of one output or message read for names and literals; the rest is ignored."""
 MAX_PENDING_CALLS = 64
 """Calls waiting for their output; an older one is forgotten (its output is not attributed)."""
+MAX_OWN_LINE_CHARS = 400
+"""A longer line the agent writes is not remembered as its own (nor looked up as such)."""
 
 _NAME = re.compile(r"[\w./-]+")
 _MISSING = re.compile(
@@ -67,6 +69,11 @@ def path_names(text: str) -> set[str]:
     return names
 
 
+def _line_key(line: str) -> str:
+    """``line`` as the model remembers lines the agent wrote: whitespace collapsed."""
+    return " ".join(line.split())
+
+
 def assert_literals(text: str) -> set[str]:
     """Literals of the assertion-like lines of ``text`` (``assert f(7) == 31``,
     ``expect(x).toBe("a b")``, ``assertEqual``, doctest ``>>>`` and ``Input:``/``Output:``
@@ -93,6 +100,7 @@ class _Facts:
         "existing",
         "instruction_literals",
         "names",
+        "own_lines",
         "parent",
         "test_literals",
     )
@@ -105,6 +113,7 @@ class _Facts:
         self.names: set[str] = set()
         self.test_literals: set[str] = set()
         self.instruction_literals: set[str] = set()
+        self.own_lines: set[str] = set()
 
 
 def _has(facts: _Facts | None, kind: str, key: str) -> bool:
@@ -193,6 +202,7 @@ class SessionModel:
                 if self._pending:
                     self._pending[-1] = True
         elif effect.kind == "write":
+            self._remember_lines(effect)
             if not self._known(path):
                 if self.creates(effect) or (copying and self._copies(effect)):
                     self._facts.created.add(path)
@@ -260,6 +270,14 @@ class SessionModel:
         names = self._instruction_names
         return self._relative(path) in names or posixpath.basename(path) in names
 
+    def wrote_line(self, path: str, line: str) -> bool:
+        """Whether the agent itself put ``line`` (compared by :func:`_line_key`) into ``path``
+        this session: added by an edit or an append, or written in a file it created."""
+        key = _line_key(line)
+        if not 0 < len(key) <= MAX_OWN_LINE_CHARS:
+            return False
+        return _has(self._facts, "own_lines", f"{path}\n{key}")
+
     def is_task_test(self, path: str, is_test_path: bool) -> bool:
         """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:
         one the agent did not create, or one the instruction names."""
@@ -292,6 +310,23 @@ class SessionModel:
                 self._facts.contradicted.add(path)
                 self._mark_existing(path)
                 self._revealed.append(path)
+
+    def _remember_lines(self, effect: Effect) -> None:
+        """The lines a write adds (an edit's new lines not among its old ones, an append, or
+        the whole content of a file this write creates): the agent's own from now on."""
+        if effect.content is not None:
+            if not self.creates(effect):
+                return  # a whole-file write of a file it did not make: whose lines is unknown
+            text, old = effect.content, ""
+        elif effect.added is not None:
+            text, old = effect.added, effect.removed or ""
+        else:
+            return
+        kept = {_line_key(line) for line in old[:MAX_SCANNED_CHARS].splitlines()}
+        for line in text[:MAX_SCANNED_CHARS].splitlines():
+            key = _line_key(line)
+            if key and key not in kept and len(key) <= MAX_OWN_LINE_CHARS:
+                self._facts.own_lines.add(f"{effect.path}\n{key}")
 
     def _known(self, path: str) -> bool:
         return _has(self._facts, "existing", path) or _has(self._facts, "created", path)

@@ -33,12 +33,15 @@ from typing import ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._assertions import (
+    Excuse,
     assertion_items,
     blocks_by_test,
     is_trivial,
     weakens,
+    without,
 )
 from safeagents.detectors._ast_facts import defined_functions
+from safeagents.detectors._excuses import spelled_out
 from safeagents.detectors._history import earlier_content, names_of_tests
 from safeagents.detectors._python import (
     MAX_SOURCE_CHARS,
@@ -63,25 +66,34 @@ class TestWeakening(GuardedDetector):
     description: ClassVar[str] = "a write to a test file drops or defangs assertions"
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
-        if effect.kind != "write" or not effect.path or not is_test_path(effect.path, context):
+        path = effect.path
+        if effect.kind != "write" or not path or not is_test_path(path, context):
             return False
+        model = context.session.model
+        excused = spelled_out(model.instruction)
+
+        def own(line: str) -> bool:
+            return model.wrote_line(path, line)
+
         if effect.content is None and effect.added is None and effect.removed is None:
-            return bool(effect.command) and script_weakens(effect.command or "")
+            return bool(effect.command) and script_weakens(effect.command or "", own, excused)
         if effect.removed is not None:
             after = effect.added if effect.added is not None else effect.content or ""
             if len(effect.removed) + len(after) > MAX_SOURCE_CHARS:
                 return False
-            return _diff_weakens(*_with_context(effect.removed, after, context))
+            before, after = _with_context(effect.removed, after, context)
+            return _diff_weakens(without(before, own), without(after, own), excused)
         text = written_text(effect)
         if text is None:
             return False
         if effect.content is None:
             return any(is_trivial(item) for item in assertion_items(text))
-        earlier = earlier_content(effect.path, text, context)
+        earlier = earlier_content(path, text, context)
         if earlier is not None:
             hollowed = _hollow(text) and bool(assertion_items(earlier.text))
             single_file = earlier.exact or _single_file(earlier.text)
-            return hollowed or _rewrite_weakens(earlier.text, text, single_file)
+            old, new = without(earlier.text, own), without(text, own)
+            return hollowed or _rewrite_weakens(old, new, single_file, excused)
         return _hollow(text) or bool(_short_circuited(text))
 
 
@@ -95,23 +107,23 @@ def _with_context(before: str, after: str, context: CallContext) -> tuple[str, s
     return old, new
 
 
-def _diff_weakens(before: str, after: str) -> bool:
+def _diff_weakens(before: str, after: str, excused: Excuse | None) -> bool:
     dropped = Counter(names_of_tests(before)) - Counter(names_of_tests(after))
     gained = Counter(names_of_tests(after)) - Counter(names_of_tests(before))
-    if dropped.total() > gained.total() or weakens(before, after):
+    if dropped.total() > gained.total() or weakens(before, after, excused):
         return True
     return _newly_short_circuited(before, after)
 
 
-def _rewrite_weakens(before: str, after: str, single_file: bool) -> bool:
+def _rewrite_weakens(before: str, after: str, single_file: bool, excused: Excuse | None) -> bool:
     """Compare test by test; tests missing after count only if ``before`` is one file."""
     if single_file and len(assertion_items(after)) < len(assertion_items(before)):
         return True
     old, new = blocks_by_test(before), blocks_by_test(after)
     kept = old.keys() & new.keys()
     if not kept:
-        return weakens(before, after)
-    if any(old[name] != new[name] and weakens(old[name], new[name]) for name in kept):
+        return weakens(before, after, excused)
+    if any(old[name] != new[name] and weakens(old[name], new[name], excused) for name in kept):
         return True
     if single_file and len(old.keys() - new.keys()) > len(new.keys() - old.keys()):
         return True

@@ -123,6 +123,25 @@ def test_assertion_literals_come_from_reads_and_the_instruction_only() -> None:
     assert {"5", "9"} <= model.test_literals()
 
 
+def test_the_model_remembers_the_lines_the_agent_added_to_each_file() -> None:
+    path = f"{W}/tests/test_a.py"
+    append = Effect("write", path=path, added="def test_b():\n    assert  b() == 2\n")
+    edit = Effect("write", path=path, removed="x = 1\n", added="x = 1\ny = 2\n")
+    model = _model(Effect("read", path=path), "x = 1\n", append, edit)
+    assert model.wrote_line(path, "assert b() == 2") and model.wrote_line(path, "y = 2")
+    assert not model.wrote_line(path, "x = 1")  # kept by the edit, there before
+    assert not model.wrote_line(f"{W}/tests/test_c.py", "y = 2")
+    assert not model.wrote_line(path, "   ")
+    whole = _model(_write(f"{W}/test_new.py", "assert new() == 1\n"))
+    assert whole.wrote_line(f"{W}/test_new.py", "assert new() == 1")
+    rewrite = _model(Effect("read", path=path), "x\n", _write(path, "assert z\n"))
+    assert not rewrite.wrote_line(path, "assert z")  # a rewrite of a file it did not make
+    fork = model.fork()
+    fork.begin_call()
+    fork.observe_effect(Effect("write", path=path, added="assert fork()\n"))
+    assert fork.wrote_line(path, "assert fork()") and not model.wrote_line(path, "assert fork()")
+
+
 def test_a_fork_is_private_and_sees_what_came_before() -> None:
     base = _model(_write(f"{W}/a.py"))
     child = base.fork()

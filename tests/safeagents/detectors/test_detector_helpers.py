@@ -10,7 +10,13 @@ from detector_testkit import TEST_PATHS
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, SessionState
 from safeagents.detectors import AlwaysEqual
-from safeagents.detectors._assertions import assertion_items, blocks_by_test, literals, weakens
+from safeagents.detectors._assertions import (
+    assertion_items,
+    blocks_by_test,
+    literals,
+    weakens,
+    without,
+)
 from safeagents.detectors._ast_facts import (
     constant_truth,
     dotted_name,
@@ -142,6 +148,24 @@ def test_assertion_items_join_wrapped_statements() -> None:
     assert literals('assert f(a,b)=="ok" and g(-2.5)') == ['"ok"', "-2.5"]
     assert weakens("assert x == 1\n", "assert x == 1 or True\n")
     assert not weakens("", "assert x == 1\n")
+
+
+def test_without_drops_whole_statements_only() -> None:
+    text = "def test_a():\n    assert f(\n        1,\n    ) == 2\n    assert g(1) == 3\n"
+    mine = {"    assert g(1) == 3", "    assert f(", "        1,"}
+    kept = "def test_a():\n    assert f(\n        1,\n    ) == 2"
+    assert without(text, mine.__contains__) == kept
+    mine.add("    ) == 2")
+    assert without(text, mine.__contains__) == "def test_a():"
+    assert without(text, lambda line: False) == text.rstrip("\n")
+
+
+def test_an_excused_change_is_no_weakening() -> None:
+    before, after = "assert f(1) == 'a'\n", "assert f(1) == 'b'\n"
+    assert weakens(before, after)
+    assert not weakens(before, after, lambda old, new: True)
+    assert weakens(before + "assert f(2) == 1\n", after, lambda old, new: True)
+    assert weakens(before, after, lambda old, new: False)
 
 
 def test_test_blocks_split_on_definitions() -> None:
