@@ -11,9 +11,10 @@ and :meth:`SessionModel.observe_output` (each tool result). Every event costs ti
 size only; every question is a few set look-ups, whatever the session's length.
 :meth:`SessionModel.fork` gives a copy to extend privately in constant time.
 
-Unknown provenance is never "created": only a whole-file write of a path with no earlier sign
-of existence (a read, an edit, a listing or output naming it, the instruction naming it)
-counts as the agent creating it.
+Unknown provenance is never "created": only a whole-file write (or a copy onto it: ``cp``,
+``cat a > b``) of a path with no earlier sign of existence (a read, an edit, a listing or
+output naming it, the instruction naming it) counts as the agent creating it; ``touch``
+does not (an existing file keeps its content).
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ class SessionModel:
         self._started = False
         self._facts = _Facts()
         self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
-        self._copying = False
+        self._copying: str | None = None
         self._revealed: list[str] = []
 
     def fork(self) -> SessionModel:
@@ -183,20 +184,20 @@ class SessionModel:
         if cwd:
             self.cwd = cwd
         self._started = True
-        self._copying = False
+        self._copying = None
         self._pending.append(False)
 
     def observe_effect(self, effect: Effect) -> None:
         """An effect of the current call, after it was checked."""
         path = effect.path
-        copying, self._copying = self._copying, False
+        copying, self._copying = self._copying, None
         if effect.kind == "exec" and effect.argv0 is not None:
             self._made_directories(effect.argv)
         if path is None:
             return
-        if effect.kind == "read" and self.created(path):
-            self._copying = True  # a write right after it is a copy (`cp`) of the agent's file
-        elif effect.kind in ("read", "search"):
+        if effect.kind in ("read", "search"):
+            if effect.kind == "read":  # a write right after it: a copy (`cp`) of ``path``
+                self._copying = path
             if not self.created(path):
                 self._mark_existing(path)
                 if self._pending:
@@ -204,7 +205,7 @@ class SessionModel:
         elif effect.kind == "write":
             self._remember_lines(effect)
             if not self._known(path):
-                if self.creates(effect) or (copying and self._copies(effect)):
+                if self.creates(effect) or (copying and self._copies(effect, copying)):
                     self._facts.created.add(path)
                 else:
                     self._mark_existing(path)
@@ -331,13 +332,17 @@ class SessionModel:
     def _known(self, path: str) -> bool:
         return _has(self._facts, "existing", path) or _has(self._facts, "created", path)
 
-    def _copies(self, effect: Effect) -> bool:
-        """A write of unknown content to a path the session never showed by its path (after
-        a read of a file the agent created, in the same call: a copy of it, whose file name
-        the session may well have shown as the source's)."""
+    def _copies(self, effect: Effect, source: str) -> bool:
+        """A write of unknown content, right after a read of ``source`` in the same call
+        (``cp a b``, ``cat a > b``, ``sed -n 1,9p a > b``), to a path the session never
+        showed: a copy replaces all of ``b`` as a whole-file write does, so ``b`` is the
+        agent's. For a copy of the agent's own file only the path counts as shown (its file
+        name the session may well have shown as the source's)."""
         path = effect.path
         if path is None or effect.content is not None:
             return False
+        if not self.created(source):
+            return not self._named(path)
         return not _has(self._facts, "names", self._relative(path)) and not _has(
             self._facts, "names", path
         )
