@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
+from safeagents.detectors._loosening import loosened, without_tolerances
+
 __all__ = [
     "assertion_items",
     "blocks_by_test",
@@ -139,9 +141,10 @@ def weakens(before: str, after: str, excused: Excuse | None = None) -> bool:
     """Whether replacing ``before`` with ``after`` drops an assertion or changes what it expects.
 
     Assertions present in both (after normalisation) cancel out. Of the rest, fewer
-    assertions after, an expected literal that no new assertion keeps, or a trivially
-    true new assertion is a weakening. Renaming a variable inside an assertion is not, nor
-    is a change of one assertion into another that ``excused`` accepts.
+    assertions after, an expected literal that no new assertion keeps, new assertions that
+    accept more (:func:`loosened`), or a trivially true new assertion is a weakening.
+    Renaming a variable inside an assertion is not, nor is a change of one assertion into
+    another that ``excused`` accepts.
     """
     old = Counter(assertion_items(before))
     new = Counter(assertion_items(after))
@@ -154,9 +157,16 @@ def weakens(before: str, after: str, excused: Excuse | None = None) -> bool:
         return True
     if excused is not None:
         lost, gained = _unexcused(lost, gained, excused)
-    lost_literals = Counter(lit for item in lost.elements() for lit in literals(item))
-    gained_literals = Counter(lit for item in gained.elements() for lit in literals(item))
+    if loosened(lost.elements(), gained.elements()):
+        return True
+    lost_literals = Counter(lit for item in lost.elements() for lit in _compared(item))
+    gained_literals = Counter(lit for item in gained.elements() for lit in _compared(item))
     return bool(lost_literals - gained_literals)
+
+
+def _compared(item: str) -> list[str]:
+    """The literals ``item`` compares against, its tolerances aside."""
+    return literals(without_tolerances(item))
 
 
 def _unexcused(

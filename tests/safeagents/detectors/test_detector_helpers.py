@@ -30,6 +30,12 @@ from safeagents.detectors._python import (
     python_source,
     starts_indented,
 )
+from safeagents.detectors._stream_edits import (
+    code_substitutions,
+    script_deletes_assertions,
+    script_substitutions,
+    substitution_weakens,
+)
 
 
 def context_with(arguments: object = None, outputs: tuple[str, ...] = ()) -> CallContext:
@@ -166,6 +172,22 @@ def test_an_excused_change_is_no_weakening() -> None:
     assert not weakens(before, after, lambda old, new: True)
     assert weakens(before + "assert f(2) == 1\n", after, lambda old, new: True)
     assert weakens(before, after, lambda old, new: False)
+
+
+def test_substitutions_of_scripts_and_python_code() -> None:
+    assert script_deletes_assertions("/assert x/d") and script_deletes_assertions("/f(2) == 6/d")
+    assert not script_deletes_assertions("/^$/d")
+    assert list(script_substitutions("s/== 4/== 5/g; s|a\\.b|c|")) == [
+        ("== 4", "== 5"),
+        ("a.b", "c"),
+    ]
+    code = "import re\ns = s.replace('== 6', '== 5')\n"
+    code += "s = re.sub(r'x\\(1\\)', 'y', s)\nt.replace(a, 'b')\n"
+    assert list(code_substitutions(code)) == [("== 6", "== 5"), ("x(1)", "y")]
+    assert list(code_substitutions("not python (")) == []
+    assert substitution_weakens("assert f(2) == 6", "assert f(2) in (5, 6)", None)
+    assert substitution_weakens("pytest.raises(ValueError)", "pytest.raises(Exception)", None)
+    assert not substitution_weakens("def f(x)", "def f(x):", None)
 
 
 def test_test_blocks_split_on_definitions() -> None:
