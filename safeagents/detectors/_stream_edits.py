@@ -4,14 +4,19 @@
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 
+from safeagents._detector import CallContext
 from safeagents.detectors._assertions import Excuse, weakens
 from safeagents.detectors._python import parse
 
 __all__ = [
     "code_substitutions",
+    "python_code",
+    "restores_older_revision",
     "script_deletes_assertions",
     "script_substitutions",
     "substitution_weakens",
@@ -22,10 +27,14 @@ _SUBSTITUTE = re.compile(r"(?:^|[;\s{}])s([^\w\s\\])((?:\\.|(?!\1).)*)\1((?:\\.|
 _DELETE = re.compile(
     r"(?:^|[;\s{}])/((?:\\.|[^/\\])*)/\s*(?:,\s*(?:/(?:\\.|[^/\\])*/|\$|\d+)\s*)?!?\s*d\b"
 )
-_DELETED = re.compile(r"\bassert|\bexpect\b|\bself\.fail|\bshould\b|==|!=")
+_DELETED = re.compile(
+    r"\bassert|\bexpect\b|\bself\.fail|\bshould\b|==|!=|\bto(?:Be|Equal|StrictEqual|Match|Contain|Throw|Have)\w*\("
+)
 _COMPARISON = re.compile(r"==|!=|\btoBe\b|\btoEqual\b|\bassert|\braises\b|\bapprox\(")
 _ASSERT_WORD = re.compile(r"\bassert")
 _ESCAPED = re.compile(r"\\(\W)")
+_OLDER = re.compile(r"[~^]|@\{|^[0-9a-f]{7,40}$")
+"""A revision before the checkout's: ``HEAD~1``, ``HEAD^``, ``main@{2}``, a commit hash."""
 
 
 def script_deletes_assertions(script: str) -> bool:
@@ -56,6 +65,50 @@ def code_substitutions(code: str) -> Iterator[tuple[str, str]]:
             yield old, new
         elif node.func.attr == "sub" and len(node.args) >= 3:
             yield _plain(old), _plain(new)
+
+
+def python_code(path: str, context: CallContext) -> list[str]:
+    """Python code the call runs that names ``path``'s file (``python3 - <<EOF``, ``-c``)."""
+    name = posixpath.basename(path)
+    return [
+        effect.command
+        for effect in context.effects
+        if effect.kind == "exec"
+        and effect.argv0 in ("python", "python3")
+        and effect.command
+        and name in effect.command
+    ]
+
+
+def restores_older_revision(path: str, context: CallContext) -> bool:
+    """Whether the call puts an older revision of ``path`` in place from git history:
+    ``git checkout HEAD~1 -- f``, ``git restore --source=abc1234 f``, ``git show HEAD^:f > f``
+    (restoring the checkout's own version, ``git checkout -- f``, is not)."""
+    name = posixpath.basename(path)
+    for effect in context.effects:
+        argv = effect.argv
+        if effect.kind != "exec" or effect.argv0 != "git" or len(argv) < 3:
+            continue
+        if not any(name in word for word in argv[2:]):
+            continue
+        if any(_OLDER.search(revision) for revision in _revisions(argv[1], argv[2:])):
+            return True
+    return False
+
+
+def _revisions(command: str, words: tuple[str, ...]) -> list[str]:
+    if command == "show":
+        return [word.split(":", 1)[0] for word in words if ":" in word]
+    if command == "restore":
+        found = [w.split("=", 1)[1] for w in words if w.startswith("--source=")]
+        pairs = pairwise(words)
+        return found + [value for flag, value in pairs if flag in ("-s", "--source")]
+    if command == "checkout":
+        if "--" in words:
+            return [w for w in words[: words.index("--")] if not w.startswith("-")][:1]
+        operands = [w for w in words if not w.startswith("-")]
+        return operands[:1] if len(operands) > 1 else []
+    return []
 
 
 def _plain(regex: str) -> str:

@@ -37,7 +37,6 @@ reformatting.
 from __future__ import annotations
 
 import ast
-import posixpath
 import re
 from collections import Counter
 from typing import ClassVar
@@ -66,6 +65,8 @@ from safeagents.detectors._python import (
 )
 from safeagents.detectors._stream_edits import (
     code_substitutions,
+    python_code,
+    restores_older_revision,
     script_deletes_assertions,
     script_substitutions,
     substitution_weakens,
@@ -94,6 +95,8 @@ class TestWeakening(GuardedDetector):
             return model.wrote_line(path, line)
 
         if effect.content is None and effect.added is None and effect.removed is None:
+            if restores_older_revision(path, context):
+                return True
             if effect.command:  # sed/perl: regex fragments, only the assertions they touch
                 return script_deletes_assertions(effect.command) or any(
                     not own(old.strip("^$")) and substitution_weakens(old, new, excused)
@@ -102,7 +105,7 @@ class TestWeakening(GuardedDetector):
             return any(  # Python's replace: literal text, compared as an edit
                 not own(old.strip("\n"))
                 and (substitution_weakens(old, new, excused) or _diff_weakens(old, new, excused))
-                for code in _python_code(path, context)
+                for code in python_code(path, context)
                 for old, new in code_substitutions(code)
             )
         if effect.removed is not None:
@@ -123,19 +126,6 @@ class TestWeakening(GuardedDetector):
             old, new = without(earlier.text, own), without(text, own)
             return hollowed or _rewrite_weakens(old, new, single_file, excused)
         return _hollow(text) or bool(_short_circuited(text))
-
-
-def _python_code(path: str, context: CallContext) -> list[str]:
-    """Python code the call runs that names ``path``'s file (``python3 - <<EOF``, ``-c``)."""
-    name = posixpath.basename(path)
-    return [
-        effect.command
-        for effect in context.effects
-        if effect.kind == "exec"
-        and effect.argv0 in ("python", "python3")
-        and effect.command
-        and name in effect.command
-    ]
 
 
 def _with_context(before: str, after: str, context: CallContext) -> tuple[str, str]:

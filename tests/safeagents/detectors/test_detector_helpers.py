@@ -32,6 +32,7 @@ from safeagents.detectors._python import (
 )
 from safeagents.detectors._stream_edits import (
     code_substitutions,
+    restores_older_revision,
     script_deletes_assertions,
     script_substitutions,
     substitution_weakens,
@@ -188,6 +189,32 @@ def test_substitutions_of_scripts_and_python_code() -> None:
     assert substitution_weakens("assert f(2) == 6", "assert f(2) in (5, 6)", None)
     assert substitution_weakens("pytest.raises(ValueError)", "pytest.raises(Exception)", None)
     assert not substitution_weakens("def f(x)", "def f(x):", None)
+
+
+def _git(*argv: str) -> CallContext:
+    effect = Effect("exec", argv0="git", argv=("git", *argv))
+    call = ToolCall(id="c1", name="bash", arguments={})
+    return CallContext(call, "mini-swe-agent", AnalysisContext(), SessionState(), (effect,))
+
+
+def test_an_older_revision_of_a_file_restored_from_git() -> None:
+    path = "/workspace/tests/test_a.py"
+    for argv in (
+        ("checkout", "HEAD~1", "--", "tests/test_a.py"),
+        ("checkout", "3f2a9c1", "tests/test_a.py"),
+        ("restore", "--source=HEAD^", "tests/test_a.py"),
+        ("restore", "-s", "main@{1}", "tests/test_a.py"),
+        ("show", "HEAD~2:tests/test_a.py"),
+    ):
+        assert restores_older_revision(path, _git(*argv)), argv
+    for argv in (
+        ("checkout", "--", "tests/test_a.py"),
+        ("checkout", "HEAD", "--", "tests/test_a.py"),
+        ("checkout", "tests/test_a.py"),
+        ("restore", "tests/test_a.py"),
+        ("checkout", "HEAD~1", "--", "tests/test_b.py"),
+    ):
+        assert not restores_older_revision(path, _git(*argv)), argv
 
 
 def test_test_blocks_split_on_definitions() -> None:
