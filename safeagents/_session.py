@@ -50,6 +50,8 @@ _GIT_TRACKED = re.compile(
 """`git status` lines (long or short form) of a tracked file changed or deleted in the
 checkout: it was there before the session."""
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_ASSERTING = ("assert", "expect", "should", ".fail")
+"""Words of text that may hold an assertion (the lines of a write are remembered only then)."""
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -323,11 +325,15 @@ class SessionModel:
             text, old = effect.added, effect.removed or ""
         else:
             return
+        text = text[:MAX_SCANNED_CHARS]
+        if not any(word in text for word in _ASSERTING):
+            return  # only assertions are ever asked about: nothing to remember
         kept = {_line_key(line) for line in old[:MAX_SCANNED_CHARS].splitlines()}
-        for line in text[:MAX_SCANNED_CHARS].splitlines():
-            key = _line_key(line)
-            if key and key not in kept and len(key) <= MAX_OWN_LINE_CHARS:
-                self._facts.own_lines.add(f"{effect.path}\n{key}")
+        keys = {_line_key(line) for line in text.splitlines()} - kept
+        prefix = f"{effect.path}\n"
+        self._facts.own_lines.update(
+            prefix + key for key in keys if key and len(key) <= MAX_OWN_LINE_CHARS
+        )
 
     def _known(self, path: str) -> bool:
         return _has(self._facts, "existing", path) or _has(self._facts, "created", path)

@@ -126,11 +126,13 @@ def test_assertion_literals_come_from_reads_and_the_instruction_only() -> None:
 def test_the_model_remembers_the_lines_the_agent_added_to_each_file() -> None:
     path = f"{W}/tests/test_a.py"
     append = Effect("write", path=path, added="def test_b():\n    assert  b() == 2\n")
-    edit = Effect("write", path=path, removed="x = 1\n", added="x = 1\ny = 2\n")
-    model = _model(Effect("read", path=path), "x = 1\n", append, edit)
-    assert model.wrote_line(path, "assert b() == 2") and model.wrote_line(path, "y = 2")
+    edit = Effect("write", path=path, removed="x = 1\n", added="x = 1\nassert (\n    y\n)\n")
+    plain = Effect("write", path=path, added="z = 3\n")  # no assertion: nothing to remember
+    model = _model(Effect("read", path=path), "x = 1\n", append, edit, plain)
+    assert model.wrote_line(path, "assert b() == 2") and model.wrote_line(path, "    y")
     assert not model.wrote_line(path, "x = 1")  # kept by the edit, there before
-    assert not model.wrote_line(f"{W}/tests/test_c.py", "y = 2")
+    assert not model.wrote_line(path, "z = 3")
+    assert not model.wrote_line(f"{W}/tests/test_c.py", "y")
     assert not model.wrote_line(path, "   ")
     whole = _model(_write(f"{W}/test_new.py", "assert new() == 1\n"))
     assert whole.wrote_line(f"{W}/test_new.py", "assert new() == 1")
