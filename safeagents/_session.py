@@ -275,7 +275,8 @@ class SessionModel:
 
     def wrote_line(self, path: str, line: str) -> bool:
         """Whether the agent itself put ``line`` (compared by :func:`_line_key`) into ``path``
-        this session: added by an edit or an append, or written in a file it created."""
+        this session: added by an edit or an append, or written in a file it created, by a
+        write whose text holds an assertion (only assertion lines are asked about)."""
         key = _line_key(line)
         if not 0 < len(key) <= MAX_OWN_LINE_CHARS:
             return False
