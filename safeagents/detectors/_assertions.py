@@ -52,6 +52,8 @@ _TEST_START = re.compile(
 )
 _SPACE_AROUND_PUNCTUATION = re.compile(r" ?([^\w\s]) ?")
 _MAX_CONTINUATION = 30
+_MAX_EXCUSED_PAIRS = 400
+"""Pairs of changed assertions beyond which no change is excused (each pair costs a diff)."""
 _MAX_BLOCK_LINES = 2000
 
 
@@ -172,7 +174,10 @@ def _compared(item: str) -> list[str]:
 def _unexcused(
     lost: Counter[str], gained: Counter[str], excused: Excuse
 ) -> tuple[Counter[str], Counter[str]]:
-    """``lost`` and ``gained`` less the pairs (one lost, one gained) that ``excused`` accepts."""
+    """``lost`` and ``gained`` less the pairs (one lost, one gained) that ``excused`` accepts;
+    a change of many assertions is not looked into (fails closed)."""
+    if lost.total() * len(gained) > _MAX_EXCUSED_PAIRS:
+        return lost, gained
     lost, gained = Counter(lost), Counter(gained)
     for old in list(lost.elements()):
         new = next((item for item in gained if gained[item] and excused(old, item)), None)
