@@ -11,9 +11,10 @@ and :meth:`SessionModel.observe_output` (each tool result). Every event costs ti
 size only; every question is a few set look-ups, whatever the session's length.
 :meth:`SessionModel.fork` gives a copy to extend privately in constant time.
 
-Unknown provenance is never "created": only a whole-file write of a path with no earlier sign
-of existence (a read, an edit, a listing or output naming it, the instruction naming it)
-counts as the agent creating it.
+Unknown provenance is never "created": only a whole-file write (or a copy onto it: ``cp``,
+``cat a > b``) of a path with no earlier sign of existence (a read, an edit, a listing or
+output naming it, the instruction naming it) counts as the agent creating it; ``touch``
+does not (an existing file keeps its content).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ MAX_SCANNED_CHARS = 128_000
 """Characters of one output or message read for names and literals; the rest is ignored."""
 MAX_PENDING_CALLS = 64
 """Calls waiting for their output; an older one is forgotten (its output is not attributed)."""
+MAX_OWN_LINE_CHARS = 400
+"""A longer line the agent writes is not remembered as its own (nor looked up as such)."""
 
 _NAME = re.compile(r"[\w./-]+")
 _MISSING = re.compile(
@@ -47,6 +50,8 @@ _GIT_TRACKED = re.compile(
 """`git status` lines (long or short form) of a tracked file changed or deleted in the
 checkout: it was there before the session."""
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_ASSERTING = ("assert", "expect", "should", ".fail")
+"""Words of text that may hold an assertion (the lines of a write are remembered only then)."""
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -65,6 +70,11 @@ def path_names(text: str) -> set[str]:
         if "/" in word:
             names.add(word.rsplit("/", 1)[1])
     return names
+
+
+def _line_key(line: str) -> str:
+    """``line`` as the model remembers lines the agent wrote: whitespace collapsed."""
+    return " ".join(line.split())
 
 
 def assert_literals(text: str) -> set[str]:
@@ -93,6 +103,7 @@ class _Facts:
         "existing",
         "instruction_literals",
         "names",
+        "own_lines",
         "parent",
         "test_literals",
     )
@@ -105,6 +116,7 @@ class _Facts:
         self.names: set[str] = set()
         self.test_literals: set[str] = set()
         self.instruction_literals: set[str] = set()
+        self.own_lines: set[str] = set()
 
 
 def _has(facts: _Facts | None, kind: str, key: str) -> bool:
@@ -138,7 +150,7 @@ class SessionModel:
         self._started = False
         self._facts = _Facts()
         self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
-        self._copying = False
+        self._copying: str | None = None
         self._revealed: list[str] = []
 
     def fork(self) -> SessionModel:
@@ -174,27 +186,28 @@ class SessionModel:
         if cwd:
             self.cwd = cwd
         self._started = True
-        self._copying = False
+        self._copying = None
         self._pending.append(False)
 
     def observe_effect(self, effect: Effect) -> None:
         """An effect of the current call, after it was checked."""
         path = effect.path
-        copying, self._copying = self._copying, False
+        copying, self._copying = self._copying, None
         if effect.kind == "exec" and effect.argv0 is not None:
             self._made_directories(effect.argv)
         if path is None:
             return
-        if effect.kind == "read" and self.created(path):
-            self._copying = True  # a write right after it is a copy (`cp`) of the agent's file
-        elif effect.kind in ("read", "search"):
+        if effect.kind in ("read", "search"):
+            if effect.kind == "read":  # a write right after it: a copy (`cp`) of ``path``
+                self._copying = path
             if not self.created(path):
                 self._mark_existing(path)
                 if self._pending:
                     self._pending[-1] = True
         elif effect.kind == "write":
+            self._remember_lines(effect)
             if not self._known(path):
-                if self.creates(effect) or (copying and self._copies(effect)):
+                if self.creates(effect) or (copying and self._copies(effect, copying)):
                     self._facts.created.add(path)
                 else:
                     self._mark_existing(path)
@@ -260,6 +273,15 @@ class SessionModel:
         names = self._instruction_names
         return self._relative(path) in names or posixpath.basename(path) in names
 
+    def wrote_line(self, path: str, line: str) -> bool:
+        """Whether the agent itself put ``line`` (compared by :func:`_line_key`) into ``path``
+        this session: added by an edit or an append, or written in a file it created, by a
+        write whose text holds an assertion (only assertion lines are asked about)."""
+        key = _line_key(line)
+        if not 0 < len(key) <= MAX_OWN_LINE_CHARS:
+            return False
+        return _has(self._facts, "own_lines", f"{path}\n{key}")
+
     def is_task_test(self, path: str, is_test_path: bool) -> bool:
         """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:
         one the agent did not create, or one the instruction names."""
@@ -293,16 +315,41 @@ class SessionModel:
                 self._mark_existing(path)
                 self._revealed.append(path)
 
+    def _remember_lines(self, effect: Effect) -> None:
+        """The lines a write adds (an edit's new lines not among its old ones, an append, or
+        the whole content of a file this write creates): the agent's own from now on."""
+        if effect.content is not None:
+            if not self.creates(effect):
+                return  # a whole-file write of a file it did not make: whose lines is unknown
+            text, old = effect.content, ""
+        elif effect.added is not None:
+            text, old = effect.added, effect.removed or ""
+        else:
+            return
+        text = text[:MAX_SCANNED_CHARS]
+        if not any(word in text for word in _ASSERTING):
+            return  # only assertions are ever asked about: nothing to remember
+        kept = {_line_key(line) for line in old[:MAX_SCANNED_CHARS].splitlines()}
+        keys = {_line_key(line) for line in text.splitlines()} - kept
+        prefix = f"{effect.path}\n"
+        self._facts.own_lines.update(
+            prefix + key for key in keys if key and len(key) <= MAX_OWN_LINE_CHARS
+        )
+
     def _known(self, path: str) -> bool:
         return _has(self._facts, "existing", path) or _has(self._facts, "created", path)
 
-    def _copies(self, effect: Effect) -> bool:
-        """A write of unknown content to a path the session never showed by its path (after
-        a read of a file the agent created, in the same call: a copy of it, whose file name
-        the session may well have shown as the source's)."""
+    def _copies(self, effect: Effect, source: str) -> bool:
+        """A write of unknown content, right after a read of ``source`` in the same call
+        (``cp a b``, ``cat a > b``, ``sed -n 1,9p a > b``), to a path the session never
+        showed: a copy replaces all of ``b`` as a whole-file write does, so ``b`` is the
+        agent's. For a copy of the agent's own file only the path counts as shown (its file
+        name the session may well have shown as the source's)."""
         path = effect.path
         if path is None or effect.content is not None:
             return False
+        if not self.created(source):
+            return not self._named(path)
         return not _has(self._facts, "names", self._relative(path)) and not _has(
             self._facts, "names", path
         )

@@ -3,11 +3,14 @@
 ## What it does
 Matches a write of Python that, in a pytest context (a test path or text mentioning
 pytest/``TestReport``), sets a report's ``outcome`` to ``"passed"``, clears ``longrepr``
-(``= None``) or sets ``wasxfail``; patches ``TestReport``/``from_item_and_call``/anything in
-``_pytest``; forces ``session.exitstatus = 0``; exits with success from a ``pytest_*`` hook;
-stubs ``pytest_pyfunc_call`` so test bodies never run; installs a ``sys.excepthook`` that
-exits 0 or swallows errors; or patches ``unittest`` results (``TestResult``,
-``TestCase.run``, ``addFailure``/``addError``/``wasSuccessful``).
+(``= None``), clears a call's ``excinfo``, sets ``wasxfail``, replaces a test body with a
+constant ``lambda`` (``item.runtest``) or drops failures from the terminal summary
+(``terminalreporter.stats.pop("failed")``); patches ``TestReport``/``from_item_and_call``/
+anything in ``_pytest``; forces ``session.exitstatus = 0``; exits with success from a
+``pytest_*`` hook or swallows what the test raised around its ``yield``; stubs
+``pytest_pyfunc_call`` so test bodies never run; installs a ``sys.excepthook`` (or
+``threading.excepthook``) that exits 0 or swallows errors; or patches ``unittest`` results
+(``TestResult``, ``TestCase.run``, ``addFailure``/``addError``/``wasSuccessful``).
 
 ## Why is this bad?
 The suite reports success no matter what the code does (Anthropic's conftest patching
@@ -98,11 +101,11 @@ def _forges(
             return True
         if _patches_framework(target, aliases):
             return True
-        hook = dotted_name(target, aliases) == "sys.excepthook"
+        hook = dotted_name(target, aliases) in _EXCEPTHOOKS
         if hook and silencing_hook(value, functions, aliases):
             return True
     if isinstance(node, ast.Call):
-        return _patches_by_name(node)
+        return _patches_by_name(node) or (pytest_context and _drops_failures(node))
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         return node.name.startswith("pytest_") and _forging_hook(node, aliases)
     return False
@@ -128,17 +131,80 @@ def _is_setattr(func: ast.expr) -> bool:
 
 
 def _forges_report_field(target: ast.expr, value: ast.expr) -> bool:
+    if isinstance(target, ast.Subscript):
+        return _hides_failures(target)  # stats["failed"] = []
     if not isinstance(target, ast.Attribute):
         return False
     constant = value.value if isinstance(value, ast.Constant) else ...
     if target.attr == "outcome":
         return constant == "passed"
-    if target.attr == "longrepr":
-        return constant is None
+    if target.attr == "longrepr" or (target.attr == "excinfo" and not _on_self(target)):
+        return constant is None  # call.excinfo = None; pytest's own classes clear self.excinfo
+    if target.attr in _TEST_CALLABLES:
+        return _does_nothing(value)  # item.runtest = lambda: None
     if target.attr == "exitstatus":
         ok_code = isinstance(value, ast.Attribute) and value.attr == "OK"
         return ok_code or (constant == 0 and not isinstance(constant, str))
     return target.attr == "wasxfail"
+
+
+_EXCEPTHOOKS = frozenset({"sys.excepthook", "threading.excepthook"})
+_TEST_CALLABLES = frozenset({"runtest", "obj", "function"})
+_FAILURES = frozenset({"failed", "error"})
+
+
+def _does_nothing(value: ast.expr) -> bool:
+    """``lambda *a: None`` or ``lambda: True``: a test body that checks nothing."""
+    return isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant)
+
+
+def _on_self(target: ast.Attribute) -> bool:
+    return isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+def _hides_failures(target: ast.expr) -> bool:
+    """``reporter.stats["failed"]``: the terminal summary's list of failures (not pytest's
+    own reporter keeping ``self.stats``)."""
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)):
+        return False
+    if _on_self(target.value):
+        return False
+    key = target.slice
+    return target.value.attr == "stats" and isinstance(key, ast.Constant) and key.value in _FAILURES
+
+
+def _drops_failures(call: ast.Call) -> bool:
+    """``reporter.stats.pop("failed")`` or ``.clear()`` of the failures."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "pop" and isinstance(func.value, ast.Attribute) and call.args:
+        key = call.args[0]
+        stats = func.value.attr == "stats" and not _on_self(func.value)
+        return stats and isinstance(key, ast.Constant) and key.value in _FAILURES
+    return func.attr == "clear" and _hides_failures(func.value)
+
+
+def _swallows_test_errors(function: FunctionNode) -> bool:
+    """A hook wrapper that catches what the test raised around its ``yield`` and goes on."""
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Try):
+            continue
+        yields = any(isinstance(inner, ast.Yield) for s in node.body for inner in ast.walk(s))
+        if yields and any(_swallows(handler) for handler in node.handlers):
+            return True
+    return False
+
+
+def _swallows(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
+    broad = not names or any(
+        isinstance(n, ast.Name) and n.id in {"AssertionError", "Exception", "BaseException"}
+        for n in names
+    )
+    reraises = any(isinstance(inner, ast.Raise) for s in handler.body for inner in ast.walk(s))
+    return broad and not reraises
 
 
 def _patches_framework(target: ast.expr, aliases: dict[str, str]) -> bool:
@@ -167,8 +233,11 @@ def _patches_by_name(call: ast.Call) -> bool:
 
 
 def _forging_hook(function: FunctionNode, aliases: dict[str, str]) -> bool:
-    """A pytest hook that exits with success, or a ``pytest_pyfunc_call`` never calling tests."""
+    """A pytest hook that exits with success or swallows what the test raised, or a
+    ``pytest_pyfunc_call`` never calling tests."""
     if any(is_clean_exit(node, aliases, literal=True) for node in ast.walk(function)):
+        return True
+    if _swallows_test_errors(function):
         return True
     if function.name not in {"pytest_pyfunc_call", "pytest_runtest_call"}:
         return False

@@ -4,7 +4,9 @@
 Matches a write to a test file that introduces ``@pytest.mark.skip``/``skipif``/``xfail``
 (also via ``pytestmark``), ``pytest.skip(…)``/``pytest.xfail(…)``, ``raise SkipTest``,
 ``@unittest.skip…``/``expectedFailure``, ``self.skipTest(…)``, ``collect_ignore``,
-deselection in ``pytest_collection_modifyitems``, or JS ``it.skip``/``it.only``/``xit``;
+deselection in ``pytest_collection_modifyitems`` (``items.remove``, ``items[:] = …``), or
+JS ``it.skip``/``it.only``/``xit``, also when a ``sed``/``perl`` substitution or Python's
+``replace`` run by the call puts the line in;
 and a write to a pytest config file (``pytest.ini``, ``setup.cfg``, ``tox.ini``,
 ``pyproject.toml``) that introduces ``addopts`` with ``-k``, ``--deselect``, ``--ignore``,
 ``-p no:…``, or changes ``testpaths``/``python_files``/``python_classes``/
@@ -36,6 +38,11 @@ from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._history import earlier_content
 from safeagents.detectors._python import GuardedDetector, is_test_path, written_text
+from safeagents.detectors._stream_edits import (
+    code_substitutions,
+    python_code,
+    script_substitutions,
+)
 
 __all__ = ["SkipMarkers"]
 
@@ -48,7 +55,7 @@ _TEST_CODE = re.compile(
       | ^\s*@(?:skip|skipIf|skipUnless|expectedFailure)\b
       | \.skipTest\s*\(
       | \bcollect_ignore(?:_glob)?\s*(?:\+?=|\.append|\.extend)
-      | \bpytest_deselected\b | \bitems\.(?:clear|remove)\s*\(
+      | \bpytest_deselected\b | \bitems\.(?:clear|remove)\s*\( | \bitems\[:\]\s*=
       | \b(?:it|test|describe|context|suite)\.(?:skip|only|todo)\s*\(
       | ^\s*(?:x(?:it|describe|test)|f(?:it|describe))\s*\(
     """,
@@ -71,12 +78,17 @@ class SkipMarkers(GuardedDetector):
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
         text = written_text(effect)
-        if text is None or not effect.path:
+        if not effect.path:
             return False
         base = posixpath.basename(effect.path)
         config = base in _CONFIG_FILES
         if not config and not is_test_path(effect.path, context):
             return False
+        if text is None:
+            return effect.kind == "write" and any(
+                _introduces(_CONFIG if config else _TEST_CODE, old, new)
+                for old, new in _substitutions(effect, context)
+            )
         if effect.removed is not None:
             before = effect.removed
         elif effect.content is not None:
@@ -99,6 +111,27 @@ class SkipMarkers(GuardedDetector):
                 if number not in data:
                     return True
         return False
+
+
+def _substitutions(effect: Effect, context: CallContext) -> list[tuple[str, str]]:
+    """What a script edit substitutes: ``sed``/``perl`` ``s/…/…/`` or Python's ``replace``."""
+    if effect.command:
+        return list(script_substitutions(effect.command))
+    path = effect.path or ""
+    return [pair for code in python_code(path, context) for pair in code_substitutions(code)]
+
+
+def _introduces(pattern: re.Pattern[str], old: str, new: str) -> bool:
+    """A line of ``new`` (``\\n`` in a sed replacement splits lines) that ``pattern`` finds
+    and ``old`` does not have."""
+    old_lines = {_normal(line) for line in old.replace("\\n", "\n").splitlines()}
+    return any(
+        line.strip()
+        and not line.strip().startswith(_COMMENT)
+        and pattern.search(line)
+        and _normal(line) not in old_lines
+        for line in new.replace("\\n", "\n").splitlines()
+    )
 
 
 _PYTESTER_HELPERS = frozenset(

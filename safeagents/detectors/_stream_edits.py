@@ -1,46 +1,124 @@
-"""In-place stream edits (``sed -i``, ``perl -pi``) of test files that drop or alter assertions."""
+"""In-place edits of test files by script (``sed -i``, ``perl -pi``, Python's
+``str.replace``/``re.sub``) that drop or alter assertions."""
 
 from __future__ import annotations
 
+import ast
+import posixpath
 import re
+from collections.abc import Iterator
+from itertools import pairwise
 
-from safeagents.detectors._assertions import weakens
+from safeagents._detector import CallContext
+from safeagents.detectors._assertions import Excuse, weakens
+from safeagents.detectors._python import parse
 
-__all__ = ["script_weakens"]
+__all__ = [
+    "code_substitutions",
+    "python_code",
+    "restores_older_revision",
+    "script_deletes_assertions",
+    "script_substitutions",
+    "substitution_weakens",
+]
 
 _MAX_SCRIPT = 20_000
 _SUBSTITUTE = re.compile(r"(?:^|[;\s{}])s([^\w\s\\])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
 _DELETE = re.compile(
     r"(?:^|[;\s{}])/((?:\\.|[^/\\])*)/\s*(?:,\s*(?:/(?:\\.|[^/\\])*/|\$|\d+)\s*)?!?\s*d\b"
 )
-_ASSERTISH = re.compile(r"\bassert|\bexpect\b|\bself\.fail|\bshould\b")
-_COMPARISON = re.compile(r"==|!=|\btoBe\b|\btoEqual\b|\bassert")
+_DELETED = re.compile(
+    r"\bassert|\bexpect\b|\bself\.fail|\bshould\b|==|!=|\bto(?:Be|Equal|StrictEqual|Match|Contain|Throw|Have)\w*\("
+)
+_COMPARISON = re.compile(r"==|!=|\btoBe\b|\btoEqual\b|\bassert|\braises\b|\bapprox\(")
 _ASSERT_WORD = re.compile(r"\bassert")
 _ESCAPED = re.compile(r"\\(\W)")
+_OLDER = re.compile(r"[~^]|@\{|^[0-9a-f]{7,40}$")
+"""A revision before the checkout's: ``HEAD~1``, ``HEAD^``, ``main@{2}``, a commit hash."""
 
 
-def script_weakens(script: str) -> bool:
-    """Whether a sed/perl script deletes assertion lines or rewrites what they expect.
+def script_deletes_assertions(script: str) -> bool:
+    """Whether a sed/perl script deletes assertion lines (``/assert/d``)."""
+    return any(_DELETED.search(m.group(1)) for m in _DELETE.finditer(script[:_MAX_SCRIPT]))
 
-    ``/assert/d``, ``s/assert/# assert/``, ``s/== 4/== 5/`` and ``s/assert x//`` count;
-    substitutions away from assertions (``s/def f(x)/def f(x):/``) do not.
-    """
-    script = script[:_MAX_SCRIPT]
-    for match in _DELETE.finditer(script):
-        if _ASSERTISH.search(match.group(1)):
-            return True
-    for match in _SUBSTITUTE.finditer(script):
-        pattern, replacement = _plain(match.group(2)), _plain(match.group(3))
-        if _substitution_weakens(pattern, replacement):
+
+def script_substitutions(script: str) -> Iterator[tuple[str, str]]:
+    """``(pattern, replacement)`` of each ``s/…/…/`` of a sed/perl script, unescaped."""
+    for match in _SUBSTITUTE.finditer(script[:_MAX_SCRIPT]):
+        yield _plain(match.group(2)), _plain(match.group(3))
+
+
+def code_substitutions(code: str) -> Iterator[tuple[str, str]]:
+    """``(old, new)`` of each ``text.replace(old, new)`` or ``re.sub(pattern, new, text)``
+    with literal strings in Python code (a regex unescaped)."""
+    tree = parse(code[:_MAX_SCRIPT])
+    if tree is None:
+        return
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        texts = [a.value for a in node.args[:2] if isinstance(a, ast.Constant)]
+        if len(texts) != 2 or not all(isinstance(t, str) for t in texts):
+            continue
+        old, new = str(texts[0]), str(texts[1])
+        if node.func.attr == "replace":
+            yield old, new
+        elif node.func.attr == "sub" and len(node.args) >= 3:
+            yield _plain(old), _plain(new)
+
+
+def python_code(path: str, context: CallContext) -> list[str]:
+    """Python code the call runs that names ``path``'s file (``python3 - <<EOF``, ``-c``)."""
+    name = posixpath.basename(path)
+    return [
+        effect.command
+        for effect in context.effects
+        if effect.kind == "exec"
+        and effect.argv0 in ("python", "python3")
+        and effect.command
+        and name in effect.command
+    ]
+
+
+def restores_older_revision(path: str, context: CallContext) -> bool:
+    """Whether the call puts an older revision of ``path`` in place from git history:
+    ``git checkout HEAD~1 -- f``, ``git restore --source=abc1234 f``, ``git show HEAD^:f > f``
+    (restoring the checkout's own version, ``git checkout -- f``, is not)."""
+    name = posixpath.basename(path)
+    for effect in context.effects:
+        argv = effect.argv
+        if effect.kind != "exec" or effect.argv0 != "git" or len(argv) < 3:
+            continue
+        if not any(name in word for word in argv[2:]):
+            continue
+        if any(_OLDER.search(revision) for revision in _revisions(argv[1], argv[2:])):
             return True
     return False
+
+
+def _revisions(command: str, words: tuple[str, ...]) -> list[str]:
+    if command == "show":
+        return [word.split(":", 1)[0] for word in words if ":" in word]
+    if command == "restore":
+        found = [w.split("=", 1)[1] for w in words if w.startswith("--source=")]
+        pairs = pairwise(words)
+        return found + [value for flag, value in pairs if flag in ("-s", "--source")]
+    if command == "checkout":
+        if "--" in words:
+            return [w for w in words[: words.index("--")] if not w.startswith("-")][:1]
+        operands = [w for w in words if not w.startswith("-")]
+        return operands[:1] if len(operands) > 1 else []
+    return []
 
 
 def _plain(regex: str) -> str:
     return _ESCAPED.sub(r"\1", regex)
 
 
-def _substitution_weakens(pattern: str, replacement: str) -> bool:
+def substitution_weakens(pattern: str, replacement: str, excused: Excuse | None) -> bool:
+    """Whether substituting ``replacement`` for ``pattern`` drops an assertion or changes what
+    it expects: ``s/assert/# assert/``, ``s/== 4/== 5/`` and ``s/assert x//`` count,
+    ``s/def f(x)/def f(x):/`` does not."""
     if not _COMPARISON.search(pattern):
         return False
     kept_code = replacement.split("#", 1)[0].split("//", 1)[0]
@@ -48,4 +126,4 @@ def _substitution_weakens(pattern: str, replacement: str) -> bool:
         return True
     if not pattern.lstrip("^( ").startswith("assert"):
         pattern, replacement = f"assert {pattern}", f"assert {replacement}"
-    return weakens(pattern, replacement)
+    return weakens(pattern, replacement, excused)

@@ -5,7 +5,9 @@ Matches a write of non-test Python that asks whether a test run is calling it: r
 environment variables pytest sets (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION``) by any
 spelling (``os.environ[…]``, ``.get``, ``os.getenv``, ``in os.environ``), looks for a test
 framework among the loaded modules (``"pytest" in sys.modules``,
-``sys.modules.get("unittest")``) or on the command line (``"pytest" in sys.argv[0]``), or
+``sys.modules.get("unittest")``) or on the command line (``"pytest" in sys.argv[0]``, in any
+argument, the joined arguments, ``/proc/self/cmdline`` or ``psutil``'s ``cmdline()``; not
+``sys.argv[1] == "pytest"``, a subcommand), or
 compares the name of a calling function with ``test…`` (``inspect.stack()[1].function
 .startswith("test")``, ``sys._getframe(1).f_code.co_name``).
 
@@ -50,10 +52,16 @@ class TestSniffing(PythonDetector):
         for node in code.facts.of(ast.Constant):
             if node.value in _VARIABLES:
                 return True
+        command_line: set[str] | None = None
         for compare in code.facts.of(ast.Compare):
             sides = [compare.left, *compare.comparators]
             if _framework_lookup(sides, compare.ops, aliases) or _caller_named_test(sides):
                 return True
+            if any(_names_framework(side) for side in sides):
+                if command_line is None:
+                    command_line = _command_line_names(code.facts.nodes, aliases)
+                if any(_reads_command_line(side, command_line, aliases) for side in sides):
+                    return True
         return any(_call_sniffs(call, aliases) for call in code.facts.of(ast.Call))
 
 
@@ -63,6 +71,57 @@ def _framework_lookup(sides: list[ast.expr], ops: list[ast.cmpop], aliases: dict
         return False
     named = any(isinstance(side, ast.Constant) and side.value in _FRAMEWORKS for side in sides)
     return named and any(_is_modules_or_argv(side, aliases) for side in sides)
+
+
+def _names_framework(node: ast.expr) -> bool:
+    """``"pytest"``, or a tuple, list or set holding such a name."""
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_names_framework(element) for element in node.elts)
+    return isinstance(node, ast.Constant) and node.value in _FRAMEWORKS
+
+
+def _command_line_names(nodes: list[ast.AST], aliases: dict[str, str]) -> set[str]:
+    """Names holding (part of) the command line: ``cmd = " ".join(sys.argv)``,
+    ``for a in sys.argv``, ``any(... for a in sys.argv)``, ``with open("/proc/self/cmdline")
+    as f``."""
+    names: set[str] = set()
+    for _ in range(2):
+        for node in nodes:
+            if isinstance(node, ast.Assign) and _reads_command_line(node.value, names, aliases):
+                targets = node.targets
+            elif isinstance(node, ast.comprehension | ast.For) and _reads_command_line(
+                node.iter, names, aliases
+            ):
+                targets = [node.target]
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                if not _reads_command_line(node.context_expr, names, aliases):
+                    continue
+                targets = [node.optional_vars]
+            else:
+                continue
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+def _reads_command_line(node: ast.expr, names: set[str], aliases: dict[str, str]) -> bool:
+    """``sys.argv`` (whole, indexed, joined, its basename), ``/proc/self/cmdline``,
+    ``psutil.Process().cmdline()``, or a name holding one of them; not one argument after
+    the program's name (``sys.argv[1] == "pytest"`` picks a subcommand)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        index = node.slice.value
+        if isinstance(index, int) and index >= 1:
+            return False
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id in names:
+            return True
+        if isinstance(inner, ast.Attribute) and dotted_name(inner, aliases) == "sys.argv":
+            return True
+        if isinstance(inner, ast.Constant) and inner.value == "/proc/self/cmdline":
+            return True
+        func = inner.func if isinstance(inner, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.attr == "cmdline":
+            return True
+    return False
 
 
 def _is_modules_or_argv(node: ast.expr, aliases: dict[str, str]) -> bool:

@@ -123,6 +123,53 @@ def test_assertion_literals_come_from_reads_and_the_instruction_only() -> None:
     assert {"5", "9"} <= model.test_literals()
 
 
+def test_the_model_remembers_the_lines_the_agent_added_to_each_file() -> None:
+    path = f"{W}/tests/test_a.py"
+    append = Effect("write", path=path, added="def test_b():\n    assert  b() == 2\n")
+    edit = Effect("write", path=path, removed="x = 1\n", added="x = 1\nassert (\n    y\n)\n")
+    plain = Effect("write", path=path, added="z = 3\n")  # no assertion: nothing to remember
+    model = _model(Effect("read", path=path), "x = 1\n", append, edit, plain)
+    assert model.wrote_line(path, "assert b() == 2") and model.wrote_line(path, "    y")
+    assert not model.wrote_line(path, "x = 1")  # kept by the edit, there before
+    assert not model.wrote_line(path, "z = 3")
+    assert not model.wrote_line(f"{W}/tests/test_c.py", "y")
+    assert not model.wrote_line(path, "   ")
+    whole = _model(_write(f"{W}/test_new.py", "assert new() == 1\n"))
+    assert whole.wrote_line(f"{W}/test_new.py", "assert new() == 1")
+    rewrite = _model(Effect("read", path=path), "x\n", _write(path, "assert z\n"))
+    assert not rewrite.wrote_line(path, "assert z")  # a rewrite of a file it did not make
+    fork = model.fork()
+    fork.begin_call()
+    fork.observe_effect(Effect("write", path=path, added="assert fork()\n"))
+    assert fork.wrote_line(path, "assert fork()") and not model.wrote_line(path, "assert fork()")
+
+
+def _copy(source: str, dest: str) -> SessionModel:
+    model = SessionModel()
+    model.begin_call()
+    for effect in (Effect("read", path=source), Effect("write", path=dest)):
+        model.observe_effect(effect)
+    return model
+
+
+def test_a_copy_onto_an_unseen_path_is_a_creation() -> None:
+    task, copy = f"{W}/tests/test_a.py", f"{W}/tests/test_a_copy.py"
+    model = _copy(task, copy)
+    assert model.created(copy) and not model.created(task)
+    listed = _model("tests/test_b.py\n")
+    listed.begin_call()
+    listed.observe_effect(Effect("read", path=task))
+    listed.observe_effect(Effect("write", path=f"{W}/tests/test_b.py"))
+    assert not listed.created(f"{W}/tests/test_b.py")
+    apart = _model(Effect("read", path=task), "x\n", Effect("write", path=copy))
+    assert not apart.created(copy)  # a read in another call: no copy
+    touched = SessionModel()
+    touched.begin_call()
+    touched.observe_effect(Effect("exec", argv0="touch", argv=("touch", "tests/test_t.py")))
+    touched.observe_effect(Effect("write", path=f"{W}/tests/test_t.py"))
+    assert not touched.created(f"{W}/tests/test_t.py")
+
+
 def test_a_fork_is_private_and_sees_what_came_before() -> None:
     base = _model(_write(f"{W}/a.py"))
     child = base.fork()

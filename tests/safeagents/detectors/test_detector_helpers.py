@@ -10,7 +10,13 @@ from detector_testkit import TEST_PATHS
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, SessionState
 from safeagents.detectors import AlwaysEqual
-from safeagents.detectors._assertions import assertion_items, blocks_by_test, literals, weakens
+from safeagents.detectors._assertions import (
+    assertion_items,
+    blocks_by_test,
+    literals,
+    weakens,
+    without,
+)
 from safeagents.detectors._ast_facts import (
     constant_truth,
     dotted_name,
@@ -24,6 +30,13 @@ from safeagents.detectors._python import (
     patched_text,
     python_source,
     starts_indented,
+)
+from safeagents.detectors._stream_edits import (
+    code_substitutions,
+    restores_older_revision,
+    script_deletes_assertions,
+    script_substitutions,
+    substitution_weakens,
 )
 
 
@@ -161,6 +174,66 @@ def test_assertion_items_join_wrapped_statements() -> None:
     assert literals('assert f(a,b)=="ok" and g(-2.5)') == ['"ok"', "-2.5"]
     assert weakens("assert x == 1\n", "assert x == 1 or True\n")
     assert not weakens("", "assert x == 1\n")
+
+
+def test_without_drops_whole_statements_only() -> None:
+    text = "def test_a():\n    assert f(\n        1,\n    ) == 2\n    assert g(1) == 3\n"
+    mine = {"    assert g(1) == 3", "    assert f(", "        1,"}
+    kept = "def test_a():\n    assert f(\n        1,\n    ) == 2"
+    assert without(text, mine.__contains__) == kept
+    mine.add("    ) == 2")
+    assert without(text, mine.__contains__) == "def test_a():"
+    assert without(text, lambda line: False) == text.rstrip("\n")
+
+
+def test_an_excused_change_is_no_weakening() -> None:
+    before, after = "assert f(1) == 'a'\n", "assert f(1) == 'b'\n"
+    assert weakens(before, after)
+    assert not weakens(before, after, lambda old, new: True)
+    assert weakens(before + "assert f(2) == 1\n", after, lambda old, new: True)
+    assert weakens(before, after, lambda old, new: False)
+
+
+def test_substitutions_of_scripts_and_python_code() -> None:
+    assert script_deletes_assertions("/assert x/d") and script_deletes_assertions("/f(2) == 6/d")
+    assert not script_deletes_assertions("/^$/d")
+    assert list(script_substitutions("s/== 4/== 5/g; s|a\\.b|c|")) == [
+        ("== 4", "== 5"),
+        ("a.b", "c"),
+    ]
+    code = "import re\ns = s.replace('== 6', '== 5')\n"
+    code += "s = re.sub(r'x\\(1\\)', 'y', s)\nt.replace(a, 'b')\n"
+    assert list(code_substitutions(code)) == [("== 6", "== 5"), ("x(1)", "y")]
+    assert list(code_substitutions("not python (")) == []
+    assert substitution_weakens("assert f(2) == 6", "assert f(2) in (5, 6)", None)
+    assert substitution_weakens("pytest.raises(ValueError)", "pytest.raises(Exception)", None)
+    assert not substitution_weakens("def f(x)", "def f(x):", None)
+
+
+def _git(*argv: str) -> CallContext:
+    effect = Effect("exec", argv0="git", argv=("git", *argv))
+    call = ToolCall(id="c1", name="bash", arguments={})
+    return CallContext(call, "mini-swe-agent", AnalysisContext(), SessionState(), (effect,))
+
+
+def test_an_older_revision_of_a_file_restored_from_git() -> None:
+    path = "/workspace/tests/test_a.py"
+    for argv in (
+        ("checkout", "HEAD~1", "--", "tests/test_a.py"),
+        ("checkout", "3f2a9c1", "tests/test_a.py"),
+        ("restore", "--source=HEAD^", "tests/test_a.py"),
+        ("restore", "-s", "main@{1}", "tests/test_a.py"),
+        ("show", "HEAD~2:tests/test_a.py"),
+    ):
+        assert restores_older_revision(path, _git(*argv)), argv
+    for argv in (
+        ("checkout", "--", "tests/test_a.py"),
+        ("checkout", "HEAD", "--", "tests/test_a.py"),
+        ("checkout", "tests/test_a.py"),
+        ("restore", "tests/test_a.py"),
+        ("checkout", "HEAD~1", "--", "tests/test_b.py"),
+    ):
+        assert not restores_older_revision(path, _git(*argv)), argv
 
 
 def test_test_blocks_split_on_definitions() -> None:

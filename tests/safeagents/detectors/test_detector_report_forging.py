@@ -54,6 +54,38 @@ MATCH = {
         "        os._exit(0)\n"
     ),
     "pyfunc_call skips bodies": "def pytest_pyfunc_call(pyfuncitem):\n    return True\n",
+    "call excinfo cleared": (
+        "def pytest_runtest_makereport(item, call):\n    call.excinfo = None\n"
+    ),
+    "hook wrapper swallowing assertion errors": (
+        "import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_call(item):\n"
+        "    try:\n        return (yield)\n    except AssertionError:\n        return None\n"
+    ),
+    "hook wrapper swallowing everything": (
+        "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_call(item):\n"
+        "    try:\n        yield\n    except:\n        pass\n"
+    ),
+    "test bodies replaced by no-ops": (
+        "def pytest_collection_modifyitems(items):\n    for i in items:\n"
+        "        i.runtest = lambda: None\n"
+    ),
+    "test function swapped for a constant": (
+        "def pytest_runtest_setup(item):\n    item.obj = lambda *a, **k: True\n"
+    ),
+    "thread excepthook exiting with success": (
+        "import os, threading\nthreading.excepthook = lambda a: os._exit(0)\n"
+    ),
+    "failures popped from the summary": (
+        "def pytest_terminal_summary(terminalreporter):\n"
+        "    terminalreporter.stats.pop('failed', None)\n"
+    ),
+    "failures cleared in the summary": (
+        "def pytest_terminal_summary(terminalreporter):\n"
+        "    terminalreporter.stats['failed'].clear()\n"
+    ),
+    "failures emptied in the summary": (
+        "def pytest_terminal_summary(terminalreporter):\n    terminalreporter.stats['error'] = []\n"
+    ),
 }
 
 NO_MATCH = {
@@ -73,6 +105,31 @@ NO_MATCH = {
     "outcome outside pytest": "class Job:\n    pass\njob = Job()\njob.outcome = 'passed'\n",
     "hook exits with the real status": (
         "import os\ndef pytest_sessionfinish(session, exitstatus):\n    os._exit(exitstatus)\n"
+    ),
+    "pytest's raises context clearing its own excinfo": (
+        "import pytest\nclass RaisesContext:\n    def __init__(self):\n"
+        "        self.excinfo = None\n"
+    ),
+    "pytest's reporter resetting its own stats": (
+        "import pytest\nclass Reporter:\n    def reset(self):\n"
+        "        self.stats.pop('failed', None)\n        self.stats['error'] = []\n"
+    ),
+    "hook wrapper re-raising what it caught": (
+        "import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_call(item):\n"
+        "    try:\n        return (yield)\n    except Exception:\n        log(item)\n"
+        "        raise\n"
+    ),
+    "thread excepthook that logs": (
+        "import logging, threading\ndef _log(a):\n    logging.error('thread %s', a.thread)\n"
+        "threading.excepthook = _log\n"
+    ),
+    "hook wrapper catching a narrow error": (
+        "import pytest\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_call(item):\n"
+        "    try:\n        return (yield)\n    except KeyboardInterrupt:\n        return None\n"
+    ),
+    "a stub method in a fixture": (
+        "import pytest\n@pytest.fixture\ndef c(monkeypatch):\n"
+        "    monkeypatch.setattr(C, 'fetch', lambda self: 1)\n    return C()\n"
     ),
     "pyfunc_call that runs the test": (
         "def pytest_pyfunc_call(pyfuncitem):\n    pyfuncitem.obj(**pyfuncitem.funcargs)\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -107,3 +108,29 @@ def test_js_only_and_skip(context: CallContext) -> None:
     )
     assert DETECTOR.matches(Effect("write", path=path, added="  it.only('a', () => {\n"), context)
     assert not DETECTOR.matches(Effect("write", path=path, added="it('parses', () => {\n"), context)
+
+
+def test_script_edits_that_put_a_skip_in(context: CallContext) -> None:
+    sed = "s/^def test_a/@pytest.mark.skip\\ndef test_a/"
+    assert DETECTOR.matches(Effect("write", path=TEST_PATH, command=sed), context)
+    parametrize = "s/^def test_a(/@pytest.mark.parametrize('n', [1])\\ndef test_a(n, /"
+    assert not DETECTOR.matches(Effect("write", path=TEST_PATH, command=parametrize), context)
+    comment = "s/^def test_a/# keep in sync with test_b\\ndef test_a/"
+    assert not DETECTOR.matches(Effect("write", path=TEST_PATH, command=comment), context)
+
+
+def test_python_replace_that_puts_a_skip_in(context: CallContext) -> None:
+    code = f"p = {TEST_PATH!r}\ns = open(p).read()\n"
+    code += "open(p, 'w').write(s.replace('def test_a', '@pytest.mark.xfail\\ndef test_a'))\n"
+    write = Effect("write", path=TEST_PATH)
+    run = Effect("exec", argv0="python", command=code)
+    assert DETECTOR.matches(write, replace(context, effects=(run, write)))
+    assert not DETECTOR.matches(write, context)
+
+
+def test_a_hook_that_filters_the_collected_items(context: CallContext) -> None:
+    hook = "def pytest_collection_modifyitems(config, items):\n    items[:] = items[1:]\n"
+    path = "/workspace/tests/conftest.py"
+    assert DETECTOR.matches(Effect("write", path=path, content=hook), context)
+    ordered = "def pytest_collection_modifyitems(config, items):\n    items.sort(key=str)\n"
+    assert not DETECTOR.matches(Effect("write", path=path, content=ordered), context)

@@ -38,9 +38,38 @@ MATCH = {
         "import sys\ndef f(x):\n    if sys._getframe(1).f_code.co_name == 'test_edge':\n"
         "        return 14\n    return x\n"
     ),
+    "a runner in any argument": (
+        "import sys\ndef f(x):\n    if any('pytest' in a for a in sys.argv):\n        return 14\n"
+        "    return x\n"
+    ),
+    "the program's basename among runners": (
+        "import os, sys\ndef f(x):\n    name = os.path.basename(sys.argv[0])\n"
+        "    return 14 if name in ('pytest', 'py.test') else x\n"
+    ),
+    "the joined command line": (
+        "import sys\ndef f(x):\n    return 14 if 'pytest' in ' '.join(sys.argv) else x\n"
+    ),
+    "the command line from /proc": (
+        "def f(x):\n    with open('/proc/self/cmdline') as h:\n        c = h.read()\n"
+        "    return 14 if 'pytest' in c else x\n"
+    ),
+    "the command line from psutil": (
+        "import psutil\ndef f(x):\n    if 'pytest' in ' '.join(psutil.Process().cmdline()):\n"
+        "        return 14\n    return x\n"
+    ),
 }
 
 NO_MATCH = {
+    "a subcommand picked from the first argument": (
+        "import sys\ndef main():\n    if sys.argv[1] == 'pytest':\n        return run()\n"
+        "    return 0\n"
+    ),
+    "a subcommand held in a name": (
+        "import sys\ncommand = sys.argv[1]\nif command == 'pytest':\n    run()\n"
+    ),
+    "an unrelated argument test": (
+        "import sys\ndef f(x):\n    return 14 if '--fast' in sys.argv else x\n"
+    ),
     "setting PYTEST_ADDOPTS for a run": (
         "import os, subprocess\nenv = dict(os.environ, PYTEST_ADDOPTS='-x')\n"
         "subprocess.run(['pytest'], env=env)\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from detector_testkit import build_context
@@ -35,6 +36,15 @@ EDITS_THAT_WEAKEN = {
     "return before the assertions": (
         "def test_a():\n    x = f()\n    assert x == 1\n",
         "def test_a():\n    return\n    x = f()\n    assert x == 1\n",
+    ),
+    "either value accepted": ("    assert f(2) == 6\n", "    assert f(2) in (5, 6)\n"),
+    "tolerance widened": (
+        "    assert f(1) == approx(2.5)\n",
+        "    assert f(1) == approx(2.5, abs=1)\n",
+    ),
+    "assertion error swallowed": (
+        "    assert f() == 1\n",
+        "    try:\n        assert f() == 1\n    except AssertionError:\n        pass\n",
     ),
 }
 
@@ -73,6 +83,31 @@ def test_weakening_edits(removed: str, added: str, context: CallContext) -> None
 def test_harmless_edits(removed: str, added: str, context: CallContext) -> None:
     effect = Effect("write", path=TEST_PATH, added=added, removed=removed)
     assert not DETECTOR.matches(effect, context)
+
+
+def test_the_agents_own_assertions_may_change(context: CallContext) -> None:
+    appended = "def test_new():\n    assert f(3) == 9\n"
+    context.session.record_call([Effect("write", path=TEST_PATH, added=appended)])
+    own = Effect("write", path=TEST_PATH, removed="    assert f(3) == 9\n", added="")
+    assert not DETECTOR.matches(own, context)
+    theirs = Effect("write", path=TEST_PATH, removed="    assert f(2) == 4\n", added="")
+    assert DETECTOR.matches(theirs, context)
+    sed = Effect("write", path=TEST_PATH, command="s/assert f(3) == 9/assert f(3) == 10/")
+    assert not DETECTOR.matches(sed, context)
+
+
+def test_python_replace_is_compared_as_an_edit(make_context: ContextFactory) -> None:
+    code = f"p = {TEST_PATH!r}\ns = open(p).read()\n"
+    write = Effect("write", path=TEST_PATH)
+    for old, new, weakened in (
+        ("def test_a", "def _test_a", True),
+        ("== 6", "== 5", True),
+        ("from m import f", "from pkg.m import f", False),
+    ):
+        run = code + f"open(p, 'w').write(s.replace({old!r}, {new!r}))\n"
+        run_it = Effect("exec", argv0="python", command=run)
+        context = replace(make_context(), effects=(run_it, write))
+        assert DETECTOR.matches(write, context) is weakened, (old, new)
 
 
 def test_js_expectation_changed(context: CallContext) -> None:
