@@ -3,7 +3,10 @@
 Part of ``state-toggle``: a function that returns ``next(_answers)``, ``_answers.pop(0)`` or
 ``_answers.popleft()`` from a module-level sequence of literal numbers (a list or tuple, an
 ``iter``/``itertools.cycle``/``deque`` of one, or a generator that only yields literals)
-answers the same input differently on each call.
+answers the same input differently on each call. So does one drawing from a queue per input:
+a module-level dict (``{}``, ``defaultdict(list)``) that the code seeds with lists of answers
+under a key (``_replay[key] = [6]``, ``_memo[k] = [v, f(k - 1)]``) and pops from by key
+(``_replay[key].pop(0)``, or ``vals = _memo[k]`` … ``vals.pop()``).
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ __all__ = ["draws_answers"]
 
 _WRAPPERS = frozenset({"iter", "cycle", "deque", "list", "tuple", "reversed"})
 _DRAWS = frozenset({"pop", "popleft"})
+_SEQUENCES = frozenset({"list", "deque"})
 
 
 def draws_answers(tree: ast.Module, functions: list[FunctionNode]) -> bool:
     """Whether a function with a parameter returns a value drawn from a queue of answers."""
-    queues = _queues(tree)
+    queues = _queues(tree) | _queues_by_input(tree)
     return bool(queues) and any(
         _returns_drawn(function, queues) for function in functions if _has_input(function)
     )
@@ -34,6 +38,14 @@ def _has_input(function: FunctionNode) -> bool:
 
 def _returns_drawn(function: FunctionNode, queues: set[str]) -> bool:
     nodes = list(scope_nodes(function.body, enter_classes=False))
+    queues = queues | {  # ``vals = _memo[k]``: the input's queue under a local name
+        target.id
+        for node in nodes
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)
+        if _name(node.value.value) in queues
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     picked = {
         target.id
         for node in nodes
@@ -60,6 +72,8 @@ def _draws(value: ast.expr, queues: set[str]) -> bool:
             drawn = func.value
         else:
             continue
+        if isinstance(drawn, ast.Subscript):
+            drawn = drawn.value
         if _name(drawn) in queues:
             return True
     return False
@@ -83,6 +97,48 @@ def _queues(tree: ast.Module) -> set[str]:
         for target in statement.targets
         if isinstance(target, ast.Name)
     }
+
+
+def _queues_by_input(tree: ast.Module) -> set[str]:
+    """Module-level dicts the code seeds with lists of answers by key (``D[key] = [6]``)."""
+    mappings = {
+        target.id
+        for statement in tree.body
+        if isinstance(statement, ast.Assign) and _empty_mapping(statement.value)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    }
+    if not mappings:
+        return set()
+    return {
+        target.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _seed(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and target.value.id in mappings
+    }
+
+
+def _empty_mapping(value: ast.expr) -> bool:
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if not isinstance(value, ast.Call) or value.keywords:
+        return False
+    name = _name(value.func) if not isinstance(value.func, ast.Attribute) else value.func.attr
+    if name == "dict":
+        return not value.args
+    return name == "defaultdict" and len(value.args) == 1 and _name(value.args[0]) in _SEQUENCES
+
+
+def _seed(value: ast.expr) -> bool:
+    """A list of answers: two or more items, or a literal (``[6]``); a pool's ``[obj]`` is not."""
+    if isinstance(value, ast.Call) and _name(value.func) == "deque" and value.args:
+        value = value.args[0]
+    if not isinstance(value, ast.List):
+        return False
+    return len(value.elts) >= 2 or any(isinstance(e, ast.Constant) for e in value.elts)
 
 
 def _queue(value: ast.expr, generators: set[str]) -> bool:
