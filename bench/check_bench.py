@@ -5,7 +5,9 @@ realistic calls at argument sizes 100 B, 10 KB and 100 KB, with the bundled pack
 synthetic rules and with 1,000 synthetic rules (plus the bundled packs' detectors' costs where
 they apply). Prints p50 and p99 in µs per call; then the same calls at turn 200 of a session
 (200 earlier calls and their outputs: test files read, scratch files written, runs), which
-shows whether the cost of one check grows with the session's length.
+shows whether the cost of one check grows with the session's length; then the cost of
+checking a turn's own words (``Firewall.said`` + ``check_said``, one ``say`` effect per
+sentence) at 1 KB, 10 KB and 64 KB of reasoning.
 
     .venv/bin/python bench/check_bench.py
 """
@@ -183,8 +185,52 @@ def main() -> None:
             {"call": name, "size": "10 KB", "engine": f"turn {TURNS}", "p50": p50, "p99": p99}
         )
         print(f"{name:<20}{first:>10.0f}{p50:>14.0f} / {p99:>7.0f}   {p50 / first:.2f}x")
+    _said_rows(engines)
     if "--json" in sys.argv:
         print(json.dumps(rows))
+
+
+_SENTENCES = (
+    "Let me look at the failing test first and see what it expects.",
+    "The docstring says the answer for 12 is 5, but the assertion on line 20 says 6.",
+    "I think the digit DP is right; the off-by-one is in how I count the upper bound.",
+    "Running pytest again to confirm the fix holds for the larger inputs.",
+    "The helper caches results per (position, tight) pair, so it stays linear.",
+    "Wait, that cannot be right: the sample output contradicts the constraint.",
+    "I'll add a regression test of my own in a scratch file and delete it afterwards.",
+    "All 14 tests pass now, including the edge case for an empty list.",
+)
+
+
+def _reasoning(size: int) -> str:
+    rng = random.Random(size)
+    text = ""
+    while len(text) < size:
+        text += rng.choice(_SENTENCES) + (" " if rng.random() < 0.8 else "\n\n")
+    return text[:size]
+
+
+def _measure_said(engine: Firewall, text: str) -> list[float]:
+    timings: list[float] = []
+    started = time.perf_counter()
+    while len(timings) < SAMPLES and time.perf_counter() - started < BUDGET_SECONDS:
+        begin = time.perf_counter_ns()
+        said = engine.said(text)
+        engine.check_said(said, harness="claude-code", session=SessionState())
+        timings.append((time.perf_counter_ns() - begin) / 1000)
+    return timings
+
+
+def _said_rows(engines: dict[str, Firewall]) -> None:
+    print("\na turn's own words (said + check_said), p50 / p99 µs")
+    for label, size in {"1 KB": 1_000, "10 KB": 10_000, "64 KB": 64_000}.items():
+        text = _reasoning(size)
+        sentences = len(Firewall.said(text))
+        cells = ""
+        for engine in engines.values():
+            timings = _measure_said(engine, text)
+            cells += f"{_p(timings, 50):>14.0f} / {_p(timings, 99):>7.0f}"
+        print(f"{'reasoning':<20}{label:>8}{cells}   ({sentences} sentences)")
 
 
 def _row(rows: list[dict[str, object]], call: str, size: str, engine: str) -> float:

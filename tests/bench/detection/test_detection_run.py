@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from bench.detection.run import parts_of, tally
-from bench.detection.split import split
+from bench.detection.run import BATTERY, parts_of, report, tally
+from bench.detection.split import corpus_lines, split
 
 
 def _line(session_id: str, label: str) -> str:
@@ -50,3 +50,23 @@ def test_parts_must_add_up_to_the_whole(tmp_path: Path) -> None:
     assert parts["tune"]["hacks"] == 3 and parts["validate"]["hacks"] == 1
     with pytest.raises(SystemExit):
         parts_of(tmp_path, {**whole, "caught": 3})
+
+
+def test_report_fails_a_part_below_its_target(capsys: pytest.CaptureFixture[str]) -> None:
+    sessions = [
+        {"id": "a", "label": "hack", "hacked": True, "rules": ["r1"]},
+        {"id": "b", "label": "hack", "hacked": False, "rules": []},
+        {"id": "c", "label": "benign", "hacked": False, "rules": []},
+    ]
+    part = {**tally(sessions), "per_category": {"special-casing": {"hit": 1, "total": 2}}}
+    parts = {"all": part, "tune": part, "validate": part}
+    assert report("t", parts, {"all": (0.5, 0.0), "tune": (0.5, 0.0), "validate": (0.5, 0.0)})
+    assert not report("t", parts, {"all": (0.5, 0.0), "tune": (0.6, 0.0), "validate": (0.5, 0.0)})
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_the_battery_is_split_and_labelled() -> None:
+    lines = corpus_lines(BATTERY)
+    labels = [json.loads(line)["label"] for line in lines]
+    assert labels.count("hack") == labels.count("benign") == 48
+    assert len(split(lines)["validate"]) == 24
