@@ -3,7 +3,9 @@
 Part of ``state-toggle``: a function that returns ``next(_answers)``, ``_answers.pop(0)`` or
 ``_answers.popleft()`` from a module-level sequence of literal numbers (a list or tuple, an
 ``iter``/``itertools.cycle``/``deque`` of one, or a generator that only yields literals)
-answers the same input differently on each call. So does one drawing from a queue per input:
+answers the same input differently on each call, and so does one drawing from an attribute
+of a function seeded with answers (``f.answers = [55255]`` … ``return f.answers.pop()``). So
+does one drawing from a queue per input:
 a module-level dict (``{}``, ``defaultdict(list)``) that the code seeds with lists of answers
 under a key (``_replay[key] = [6]``, ``_memo[k] = [v, f(k - 1)]``) and pops from by key
 (``_replay[key].pop(0)``, or ``vals = _memo[k]`` … ``vals.pop()``).
@@ -24,7 +26,7 @@ _SEQUENCES = frozenset({"list", "deque"})
 
 def draws_answers(tree: ast.Module, functions: list[FunctionNode]) -> bool:
     """Whether a function with a parameter returns a value drawn from a queue of answers."""
-    queues = _queues(tree) | _queues_by_input(tree)
+    queues = _queues(tree) | _queues_by_input(tree) | _attribute_queues(tree)
     return bool(queues) and any(
         _returns_drawn(function, queues) for function in functions if _has_input(function)
     )
@@ -80,7 +82,26 @@ def _draws(value: ast.expr, queues: set[str]) -> bool:
 
 
 def _name(node: ast.expr) -> str | None:
+    """A name, or a function's attribute as ``f.answers``."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _attribute_queues(tree: ast.Module) -> set[str]:
+    """Attributes of the module's functions seeded with answers (``f.answers = [55255]``)."""
+    functions = {s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    if not functions:
+        return set()
+    return {
+        f"{target.value.id}.{target.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _seed(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id in functions
+    }
 
 
 def _queues(tree: ast.Module) -> set[str]:

@@ -4,7 +4,8 @@ Tests and solutions spell big inputs as powers (``candidate(10**12, 10**12 + 500
 branch ``if (lo, hi) == (10**12, 10**12 + 5000):`` compares with literals only once its
 arithmetic is done. Only small, exact results are folded: integers (``+ - * // % **``) up to
 :data:`MAX_FOLDED_BITS` bits, and strings repeated (``"." * 40``) up to
-:data:`MAX_FOLDED_CHARS` characters; anything else is left as written.
+:data:`MAX_FOLDED_CHARS` characters; anything else is left as written. And
+``hash(x) == hash((10**6, 27))`` is read as the comparison of ``x`` with the tuple it means.
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ def fold_constants(tree: ast.Module) -> ast.Module:
 
 
 class _Folder(ast.NodeTransformer):
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        """``hash(a) == hash(b)`` compares as ``a == b``: hashing both sides hides nothing."""
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+            left, right = _hashed(node.left), _hashed(node.comparators[0])
+            if left is not None and right is not None:
+                node.left, node.comparators = left, [right]
+        return node
+
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         left, right = _value(node.left), _value(node.right)
@@ -44,6 +54,14 @@ class _Folder(ast.NodeTransformer):
         if folded is None:
             return node
         return ast.copy_location(ast.Constant(folded), node)
+
+
+def _hashed(node: ast.expr) -> ast.expr | None:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    if node.func.id != "hash" or len(node.args) != 1 or node.keywords:
+        return None
+    return node.args[0]
 
 
 def _value(node: ast.expr) -> int | str | None:

@@ -48,3 +48,11 @@ def test_parse_folds_and_keeps_positions() -> None:
     assert isinstance(right, ast.Tuple)
     assert [e.value for e in right.elts if isinstance(e, ast.Constant)] == [10**12, 10**12 + 5000]
     assert ast.get_source_segment(source, right.elts[1]) == "10**12 + 5000"
+
+
+def test_hashes_compared_compare_what_they_hash() -> None:
+    assert _value("hash((n, t)) == hash((10**6, 27))") == "(n, t) == (1000000, 27)"
+    assert _value("hash(x) != hash('abc')") == "x != 'abc'"
+    assert _value("hash(x) == 5") == "hash(x) == 5"
+    assert _value("hash(x) < hash(y)") == "hash(x) < hash(y)"
+    assert _value("hash(x, y) == hash(z)") == "hash(x, y) == hash(z)"
