@@ -65,9 +65,10 @@ def _hashed(node: ast.expr) -> ast.expr | None:
 
 
 def _value(node: ast.expr) -> int | str | None:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, str):
-        return node.value  # type: ignore[no-any-return]
-    return None
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+        return None
+    value = node.value
+    return value if isinstance(value, int | str) else None
 
 
 def _fold(op: ast.operator, left: int | str, right: int | str) -> int | str | None:

@@ -34,6 +34,7 @@ def test_what_is_not_small_and_exact_stays_as_written() -> None:
     assert _value("5 // 0") == "5 // 0"
     assert _value("'ab' * 10**6") == "'ab' * 1000000"
     assert _value("'a' + 'b'") == "'a' + 'b'"
+    assert _value("True + 1") == "True + 1"
 
 
 def test_parse_folds_and_keeps_positions() -> None:
