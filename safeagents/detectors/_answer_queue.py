@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
+from safeagents.detectors._ast_facts import FunctionNode, bound_names, scope_nodes
 
 __all__ = ["draws_answers"]
 
@@ -40,21 +40,10 @@ def _has_input(function: FunctionNode) -> bool:
 
 def _returns_drawn(function: FunctionNode, queues: set[str]) -> bool:
     nodes = list(scope_nodes(function.body, enter_classes=False))
-    queues = queues | {  # ``vals = _memo[k]``: the input's queue under a local name
-        target.id
-        for node in nodes
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)
-        if _name(node.value.value) in queues
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-    picked = {
-        target.id
-        for node in nodes
-        if isinstance(node, ast.Assign) and _draws(node.value, queues)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
+    queues = queues | bound_names(  # ``vals = _memo[k]``: the input's queue under a local name
+        nodes, lambda value: isinstance(value, ast.Subscript) and _name(value.value) in queues
+    )
+    picked = bound_names(nodes, lambda value: _draws(value, queues))
     for node in nodes:
         if isinstance(node, ast.Return) and node.value is not None:
             value = node.value

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from safeagents.detectors._ast_facts import bound_names
+
 __all__ = ["line_number_chooses"]
 
 _LINE_NUMBERS = frozenset({"lineno", "f_lineno", "tb_lineno"})
@@ -19,13 +21,7 @@ _LINE_NUMBERS = frozenset({"lineno", "f_lineno", "tb_lineno"})
 def line_number_chooses(tree: ast.Module) -> bool:
     """Whether a line number read from a frame is compared, indexes, or keys a ``get``."""
     nodes = list(ast.walk(tree))
-    names = {
-        target.id
-        for node in nodes
-        if isinstance(node, ast.Assign) and _line_number(node.value)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
+    names = bound_names(nodes, _line_number)
 
     def picks(expr: ast.expr) -> bool:
         return _line_number(expr) or (isinstance(expr, ast.Name) and expr.id in names)

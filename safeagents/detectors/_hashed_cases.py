@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from safeagents._detector import CallContext
+from safeagents.detectors._ast_facts import bound_names
 from safeagents.detectors._literals import TRIVIAL, literal_text
 
 __all__ = ["hashed_case"]
@@ -27,13 +28,7 @@ def hashed_case(nodes: list[ast.AST], inputs: set[str], context: CallContext) ->
     branches = [node for node in nodes if isinstance(node, ast.If) and node.body]
     if not branches:
         return False
-    digests = {
-        target.id
-        for node in nodes
-        if isinstance(node, ast.Assign) and _digest_of_inputs(node.value, inputs)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
+    digests = bound_names(nodes, lambda value: _digest_of_inputs(value, inputs))
     model = context.session.model
     for branch in branches:
         answer = _returned(branch.body[0])
