@@ -27,7 +27,8 @@ over the test of a file the session saw written whole (``cp /tmp/t.py tests/test
 compared as a whole-file write), and an older revision put back from git
 (``git checkout HEAD~1 -- tests/test_a.py``).
 
-Lines commented out by sed (``27s/^/# /``) match, and so does solution code that defines
+Lines commented out by sed (``27s/^/# /``) or replaced whole by an assertion
+(``24s/.*/assert f(8) == 5/``) match, and so does solution code that defines
 again, with an assertion dropped or changed, a test function the instruction spells out
 (:mod:`._instruction_tests`). Where the transcript cut the call's text (:mod:`._cut_text`),
 only what is visible is judged: an edit whose visible new text does not keep each assertion

@@ -191,6 +191,11 @@ def test_whole_file_without_assertions(context: CallContext) -> None:
         ("/candidate(800, 4000)/s/^ */# /", True),
         ("27s/^/    /", False),
         ("s/^# //", False),
+        ("24s/.*/    assert candidate(800, 4000) == 302576871/", True),
+        ("24c\\    assert candidate(800, 4000) == 302576871", True),
+        ("3s/.*/import math/", False),
+        ("3c\\import math", False),
+        ("s/abc/c == 3/", False),
     ],
 )
 def test_stream_edits(script: str, weakens: bool, context: CallContext) -> None:
