@@ -25,6 +25,8 @@ class SessionState:
     effects: list[Effect] = field(default_factory=list)
     tool_outputs: list[str] = field(default_factory=list)
     model: SessionModel = field(default_factory=SessionModel)
+    said_marks: set[str] = field(default_factory=set)
+    """Keys of the ``said_earlier:`` conditions a sentence of an earlier turn met."""
 
     def observe_user(self, text: str) -> None:
         """A user message (those before the first tool call are the task's instruction)."""
@@ -45,7 +47,9 @@ class SessionState:
 
     def fork(self) -> SessionState:
         """A copy to extend privately (the model's copy costs constant time)."""
-        return SessionState(list(self.effects), list(self.tool_outputs), self.model.fork())
+        return SessionState(
+            list(self.effects), list(self.tool_outputs), self.model.fork(), set(self.said_marks)
+        )
 
 
 def _no_test_paths(path: str) -> bool:

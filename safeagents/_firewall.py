@@ -111,13 +111,14 @@ class Firewall:
         context: AnalysisContext | None = None,
         session: SessionState | None = None,
     ) -> tuple[Finding, ...]:
-        """Findings on a turn's text, whose ``turn:`` conditions see the turn's ``calls``.
+        """Findings on a turn's text, whose ``turn:`` conditions see the turn's ``calls``;
+        ``session`` then remembers what the text said for ``said_earlier:`` conditions.
 
         Their ``tool_call_id`` is empty: they belong to the turn, whose calls they stop."""
         if not said:
             return ()
         turn = tuple(effect for verdict in calls for effect in verdict.effects)
-        return self.engine.check_effects(
+        findings = self.engine.check_effects(
             said,
             call=ToolCall("", ""),
             harness=harness,
@@ -126,6 +127,9 @@ class Firewall:
             turn=turn,
             record=False,
         )
+        if session is not None:
+            self.engine.remember_said(said, harness=harness, context=context, session=session)
+        return findings
 
     def check_turn(
         self,

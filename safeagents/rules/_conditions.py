@@ -25,6 +25,7 @@ from safeagents.rules._tree import (
     FieldTest,
     NoneOf,
     PatternTest,
+    SaidEarlier,
     SessionFact,
     TurnTest,
     Value,
@@ -63,7 +64,7 @@ TEXT_FIELDS = (
 BOOL_FIELDS = ("new_file", "opaque")
 FIELDS = ("effect", *TEXT_FIELDS, *BOOL_FIELDS)
 MATCHERS = ("equals", "in", "glob", "regex", "contains")
-_COMBINATORS = ("all", "any", "not", "turn", "macro", "detector", "session")
+_COMBINATORS = ("all", "any", "not", "turn", "said_earlier", "macro", "detector", "session")
 SESSION_FACTS = (
     "agent-created",
     "creates-file",
@@ -133,6 +134,9 @@ class ConditionParser:
             return NoneOf((self.parse(document, value, path),))
         if key == "turn":
             return TurnTest(self.parse(document, value, path))
+        if key == "said_earlier":
+            line, col = document.position(path)
+            return SaidEarlier(f"{document.file}:{line}:{col}", self.parse(document, value, path))
         if key == "macro":
             if not isinstance(value, str):
                 self._error(document, path, f"macro: expected a macro name, got {show(value)}")

@@ -13,7 +13,14 @@ from safeagents.rules._compile import PatternBank
 from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import Finding, Rule, render_message
 from safeagents.rules._paths import list_matcher
-from safeagents.rules._tree import Value, pinned_kinds, required_fields, trigger_bits
+from safeagents.rules._tree import (
+    SaidEarlier,
+    Value,
+    pinned_kinds,
+    required_fields,
+    said_earlier_tests,
+    trigger_bits,
+)
 
 __all__ = ["Engine"]
 
@@ -45,6 +52,40 @@ class Engine:
         self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
         self._plans: dict[str | None, _KindPlan] = self._plan()
         self._test_path = list_matcher(rules.packs, "test_files")
+        self._said_earlier: tuple[SaidEarlier, ...] = tuple(
+            {
+                test.key: test
+                for rule in self._active
+                for condition in (rule.condition, *(e.condition for e in rule.exceptions))
+                for test in said_earlier_tests(condition)
+            }.values()
+        )
+
+    def remember_said(
+        self,
+        said: Sequence[Effect],
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState,
+    ) -> None:
+        """Marks in ``session`` each ``said_earlier:`` condition a sentence of ``said`` meets,
+        for the turns after this one; each sentence costs one test per such condition."""
+        if not self._said_earlier or not said:
+            return
+        call_context = CallContext(
+            call=ToolCall("", ""),
+            harness=harness,
+            analysis=context if context is not None else AnalysisContext(),
+            session=session,
+            effects=tuple(said),
+            is_test_path=self._test_path,
+        )
+        for effect in said:
+            view = _EffectView(effect, call_context, self._bank, self.detectors, None)
+            for test in self._said_earlier:
+                if test.key not in session.said_marks and test.condition.holds(view):
+                    session.said_marks.add(test.key)
 
     def check_effects(
         self,
@@ -236,6 +277,9 @@ class _EffectView:
     def turn(self) -> Sequence[_EffectView]:
         """Views of the turn's other effects; a view inside a ``turn:`` has none (no nesting)."""
         return self._turn.others(self.effect) if self._turn is not None else ()
+
+    def said_earlier(self, key: str) -> bool:
+        return key in self.context.session.said_marks
 
     def session_fact(self, name: str) -> bool:
         path = self.effect.path

@@ -221,6 +221,10 @@ class _Runner:
         session = SessionState()
         if case.instruction:
             session.observe_user(case.instruction)
+        for text in case.said_before:
+            checker.check_turn(
+                [], text=text, harness=case.harness, context=context, session=session
+            )
         for index, entry in enumerate(case.history):
             earlier = ToolCall(f"history-{index}", entry.tool, entry.arguments)
             checker.check_call(earlier, harness=case.harness, context=context, session=session)

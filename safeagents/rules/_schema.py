@@ -106,6 +106,8 @@ class FixtureCaseModel(_Strict):
     instruction: str = ""
     """The task's instruction (the session's user message before any call)."""
     history: list[HistoryEntryModel] = Field(default_factory=list)
+    said_before: list[str] = Field(default_factory=list)
+    """What the model said in earlier turns, one text per turn, before ``history``."""
 
 
 class FixtureFileModel(_Strict):

@@ -16,6 +16,7 @@ __all__ = [
     "FieldTest",
     "NoneOf",
     "PatternTest",
+    "SaidEarlier",
     "SessionFact",
     "TurnTest",
     "Value",
@@ -23,6 +24,7 @@ __all__ = [
     "detector_calls",
     "pinned_kinds",
     "required_fields",
+    "said_earlier_tests",
     "trigger_bits",
 ]
 
@@ -47,6 +49,9 @@ class View(Protocol):
 
     def session_fact(self, name: str) -> bool:
         """Whether the session model says ``name`` (see ``SESSION_FACTS``) of the effect's path."""
+
+    def said_earlier(self, key: str) -> bool:
+        """Whether a sentence of an earlier turn met the ``said_earlier:`` condition ``key``."""
 
 
 class Condition:
@@ -114,6 +119,20 @@ class SessionFact(Condition):
 
 
 @dataclass(frozen=True, slots=True)
+class SaidEarlier(Condition):
+    """A sentence the agent said in an earlier turn of the session met ``condition``.
+
+    The engine tests ``condition`` once on each sentence as it is said and remembers ``key``
+    in the session, so holding costs one set look-up whatever the session's length."""
+
+    key: str
+    condition: Condition
+
+    def holds(self, view: View) -> bool:
+        return view.said_earlier(self.key)
+
+
+@dataclass(frozen=True, slots=True)
 class EqualsTest:
     """The value is one of ``values``."""
 
@@ -157,8 +176,18 @@ def detector_calls(condition: Condition) -> Iterator[DetectorCall]:
     elif isinstance(condition, (AllOf, AnyOf, NoneOf)):
         for child in condition.children:
             yield from detector_calls(child)
-    elif isinstance(condition, TurnTest):
+    elif isinstance(condition, (TurnTest, SaidEarlier)):
         yield from detector_calls(condition.condition)
+
+
+def said_earlier_tests(condition: Condition) -> Iterator[SaidEarlier]:
+    if isinstance(condition, SaidEarlier):
+        yield condition
+    elif isinstance(condition, (AllOf, AnyOf, NoneOf)):
+        for child in condition.children:
+            yield from said_earlier_tests(child)
+    elif isinstance(condition, TurnTest):
+        yield from said_earlier_tests(condition.condition)
 
 
 def pinned_kinds(condition: Condition) -> frozenset[str] | None:

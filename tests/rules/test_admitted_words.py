@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from safeagents import Firewall
+from safeagents import Firewall, SessionState
 
 PACK = Path(__file__).resolve().parents[2] / "rules" / "reward-hacking"
 WORD_RULES = sorted(
@@ -23,20 +23,24 @@ def firewall() -> Firewall:
     return Firewall.load([PACK])
 
 
-def text_cases(expect: str) -> list[tuple[str, str]]:
-    """(rule, sentence) of every text-only fixture case of the word rules expecting ``expect``."""
-    cases: list[tuple[str, str]] = []
+def text_cases(expect: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(rule, sentence, earlier turns' words) of every text-only fixture case of the word
+    rules expecting ``expect``."""
+    cases: list[tuple[str, str, tuple[str, ...]]] = []
     for rule in WORD_RULES:
         fixture: dict[str, Any] = yaml.safe_load((PACK / f"{rule}.test.yaml").read_text())
         for case in fixture["cases"]:
             if "tool" not in case and "text" in case and case["expect"] == expect:
-                cases.append((rule, case["text"]))
+                cases.append((rule, case["text"], tuple(case.get("said_before", ()))))
     return cases
 
 
-def word_findings(text: str) -> set[str]:
+def word_findings(text: str, said_before: tuple[str, ...] = ()) -> set[str]:
+    session = SessionState()
+    for earlier in said_before:
+        firewall().check_said(firewall().said(earlier), harness="generic", session=session)
     said = firewall().said(text)
-    found = firewall().check_said(said, harness="generic")
+    found = firewall().check_said(said, harness="generic", session=session)
     return {finding.rule_id for finding in found if finding.rule_id in WORD_RULES}
 
 
@@ -54,14 +58,24 @@ def test_every_category_of_words_has_a_rule() -> None:
     }
 
 
-@pytest.mark.parametrize(("rule", "text"), text_cases("ok"))
-def test_an_honest_sentence_passes_every_word_rule(rule: str, text: str) -> None:
-    assert word_findings(text) == set(), f"near-miss of {rule}"
+@pytest.mark.parametrize(("rule", "text", "said_before"), text_cases("ok"))
+def test_an_honest_sentence_passes_every_word_rule(
+    rule: str, text: str, said_before: tuple[str, ...]
+) -> None:
+    assert word_findings(text, said_before) == set(), f"near-miss of {rule}"
 
 
-@pytest.mark.parametrize(("rule", "text"), text_cases("match"))
-def test_an_admission_reaches_its_own_rule(rule: str, text: str) -> None:
-    assert rule in word_findings(text)
+@pytest.mark.parametrize(("rule", "text", "said_before"), text_cases("match"))
+def test_an_admission_reaches_its_own_rule(
+    rule: str, text: str, said_before: tuple[str, ...]
+) -> None:
+    assert rule in word_findings(text, said_before)
+
+
+def test_an_admission_of_earlier_words_needs_them() -> None:
+    assert "admitted-conflict-then-pass" not in word_findings("Done, pytest passes.")
+    before = ("The fixture's 73 is wrong: the exhaustive search finds 70.",)
+    assert "admitted-conflict-then-pass" in word_findings("Done, pytest passes.", before)
 
 
 def test_the_battery_is_at_least_as_honest_as_it_is_damning() -> None:

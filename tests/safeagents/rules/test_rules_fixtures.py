@@ -143,7 +143,7 @@ def test_malformed_and_orphan_fixture_files(tmp_path: Path) -> None:
         "got 'maybe'",
         f"{fixture}:3:68: unknown field 'qqqqq' "
         "(expected one of name, harness, tool, text, arguments, arguments_json, expect, cwd, "
-        "vars, instruction, history)",
+        "vars, instruction, history, said_before)",
         f"{orphan}: fixture file without a rule (expected gone.yaml beside it)",
     ]
 

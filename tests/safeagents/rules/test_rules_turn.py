@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rules_testkit import write_rule
 
 from safeagents import Firewall, Session, SessionState, audit_session
 from safeagents._actions import MAX_SENTENCE_CHARS, Effect, ToolCall, said_effects
-from safeagents.rules import Engine, RuleSet
+from safeagents.rules import Engine, RuleLoadError, RuleSet
 
 SAY_REMOVAL = {"effect": "say", "text": {"regex": "(?i)removed? the bogus assertion"}}
 EDITS_TEST = {"effect": "write", "path": {"glob": "test_*.py"}}
@@ -92,3 +93,61 @@ def test_check_reports_text_findings_on_the_turns_first_call() -> None:
 def test_an_effect_of_kind_say_is_valid_in_rules(tmp_path: Path) -> None:
     engine = Engine(RuleSet.load([write_rule(tmp_path, "r", {"effect": "say"}).parent]))
     assert engine.check_effects([Effect("say", text="hi")], call=LS, harness="pi")
+
+
+SAID_WRONG = {"text": {"regex": "(?i)the test is wrong"}}
+PASS_AFTER_WRONG = {
+    "all": [
+        {"effect": "say"},
+        {"text": {"regex": "(?i)tests? pass"}},
+        {"said_earlier": SAID_WRONG},
+    ]
+}
+
+
+def test_said_earlier_holds_only_for_words_of_earlier_turns(tmp_path: Path) -> None:
+    checker = firewall(tmp_path, PASS_AFTER_WRONG)
+    session = SessionState()
+    _, same_turn = checker.check_turn(
+        [], text="The test is wrong. Tests pass.", harness="pi", session=session
+    )
+    assert same_turn == ()
+    _, later = checker.check_turn([], text="Tests pass.", harness="pi", session=session)
+    assert [f.rule_id for f in later] == ["r"]
+
+
+def test_said_earlier_is_per_session_and_survives_a_fork(tmp_path: Path) -> None:
+    checker = firewall(tmp_path, PASS_AFTER_WRONG)
+    session = SessionState()
+    checker.check_turn([], text="I think the test is wrong.", harness="pi", session=session)
+    fork = session.fork()
+    assert [
+        f.rule_id for f in checker.check_turn([], text="Tests pass.", harness="pi", session=fork)[1]
+    ] == ["r"]
+    other = SessionState()
+    assert checker.check_turn([], text="Tests pass.", harness="pi", session=other)[1] == ()
+
+
+def test_said_earlier_under_a_not_reads_the_inner_condition_once(tmp_path: Path) -> None:
+    checker = firewall(
+        tmp_path,
+        {
+            "all": [
+                {"effect": "say"},
+                {"text": {"regex": "pass"}},
+                {"not": {"said_earlier": SAID_WRONG}},
+            ]
+        },
+    )
+    session = SessionState()
+    assert [
+        f.rule_id for f in checker.check_turn([], text="pass", harness="pi", session=session)[1]
+    ] == ["r"]
+    checker.check_turn([], text="The test is wrong.", harness="pi", session=session)
+    assert checker.check_turn([], text="pass", harness="pi", session=session)[1] == ()
+
+
+def test_a_misspelt_said_earlier_is_a_load_error(tmp_path: Path) -> None:
+    write_rule(tmp_path, "r", {"said_erlier": SAID_WRONG})
+    with pytest.raises(RuleLoadError, match="did you mean 'said_earlier'"):
+        RuleSet.load([tmp_path])
