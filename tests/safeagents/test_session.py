@@ -9,7 +9,7 @@ from safeagents import AnalysisContext, Effect, Firewall, SessionModel, SessionS
 from safeagents._audit import Session, audit_session
 from safeagents._registry import default_registry
 from safeagents._session import __all__ as session_all
-from safeagents._session import assert_literals, path_names
+from safeagents._session import assert_literals, expand_powers, path_names
 from safeagents.exchange._history import HistoryCache
 from safeagents.protocols import CHAT
 
@@ -32,7 +32,7 @@ def _model(*events: Any) -> SessionModel:
 
 
 def test_exports() -> None:
-    assert session_all == ["SessionModel", "assert_literals", "path_names"]
+    assert session_all == ["SessionModel", "assert_literals", "expand_powers", "path_names"]
 
 
 def test_a_whole_file_write_of_an_unseen_path_is_a_creation() -> None:
@@ -302,3 +302,13 @@ def test_the_proxy_remembers_what_earlier_turns_said_as_check_does() -> None:
     forgotten = history(said=False)
     rules = {f.rule_id for f in firewall.check_said(claim, harness="pi", session=forgotten)}
     assert "admitted-conflict-then-pass" not in rules
+
+
+def test_powers_are_spelt_out_as_numbers() -> None:
+    assert expand_powers("assert f(10**6, 27) == 55255") == "assert f(1000000, 27) == 55255"
+    assert expand_powers("f(10**12, 10**12 + 5000)") == "f(1000000000000, 1000000005000)"
+    assert expand_powers("n <= 2 * 10**5") == "n <= 200000"
+    assert expand_powers("x ** y and a**b") == "x ** y and a**b"
+    assert expand_powers("1234567**2") == "1234567**2"  # a base too long is left as written
+    literals = assert_literals("    assert candidate(10**6, 27) == 55255\n")
+    assert {"1000000", "10", "6", "27", "55255"} <= literals
