@@ -131,6 +131,19 @@ class Firewall:
             self.engine.remember_said(said, harness=harness, context=context, session=session)
         return findings
 
+    def remember_said(
+        self,
+        text: str,
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState,
+    ) -> None:
+        """Remember in ``session`` what an earlier turn's ``text`` said, for ``said_earlier:``
+        conditions, without checking it (it was checked when it was said)."""
+        said = self.said(text)
+        self.engine.remember_said(said, harness=harness, context=context, session=session)
+
     def check_turn(
         self,
         calls: Sequence[ToolCall],

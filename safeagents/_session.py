@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from safeagents._actions import Effect
 
-__all__ = ["SessionModel", "assert_literals", "path_names"]
+__all__ = ["SessionModel", "assert_literals", "expand_powers", "path_names"]
 
 MAX_SCANNED_CHARS = 128_000
 """Characters of one output or message read for names and literals; the rest is ignored."""
@@ -52,6 +52,9 @@ checkout: it was there before the session."""
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _ASSERTING = ("assert", "expect", "should", ".fail")
 """Words of text that may hold an assertion (the lines of a write are remembered only then)."""
+_POWER = re.compile(
+    r"(?<![\w.*])(?:(\d{1,6})\s*\*\s*)?(\d+)\s*\*\*\s*(\d{1,2})(?:\s*([+-])\s*(\d{1,18}))?(?![\w.*])"
+)
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -89,9 +92,30 @@ def assert_literals(text: str) -> set[str]:
         if not _ASSERT_LINE.search(line):
             continue
         found.update(_NUMBER.findall(line))
+        if "**" in line:
+            found.update(_NUMBER.findall(expand_powers(line)))
         for double, single in _STRING.findall(line):
             found.add(double or single)
     return found
+
+
+def expand_powers(text: str) -> str:
+    """``text`` with powers spelt out as the numbers they make (``10**6`` → ``1000000``,
+    ``10**12 + 5000`` → ``1000000005000``, ``2 * 10**5`` → ``200000``), the way code folds
+    them, so that a literal of the code can be looked for in the tests as written."""
+    if "**" not in text:
+        return text
+    return _POWER.sub(_power_value, text)
+
+
+def _power_value(match: re.Match[str]) -> str:
+    factor, base, exponent, sign, offset = match.groups()
+    if len(base) > 6:
+        return match.group(0)
+    value = int(factor or 1) * int(base) ** int(exponent)
+    if offset:
+        value += int(offset) if sign == "+" else -int(offset)
+    return str(value)
 
 
 class _Facts:

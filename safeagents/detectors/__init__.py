@@ -8,6 +8,7 @@ from __future__ import annotations
 from safeagents._detector import Detector
 from safeagents.detectors._always_equal import AlwaysEqual
 from safeagents.detectors._caller_source import CallerSource
+from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._exit_at_import import ExitAtImport
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._report_forging import ReportForging
@@ -24,6 +25,7 @@ from safeagents.plugins import hookimpl
 __all__ = [
     "AlwaysEqual",
     "CallerSource",
+    "CutText",
     "EnvExfiltration",
     "ExitAtImport",
     "FrameIntrospection",
@@ -56,6 +58,7 @@ def builtin_detectors() -> list[Detector]:
         SpecialCasing(),
         TaskCode(),
         EnvExfiltration(),
+        CutText(),
     ]
 
 

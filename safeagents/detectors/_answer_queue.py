@@ -3,24 +3,30 @@
 Part of ``state-toggle``: a function that returns ``next(_answers)``, ``_answers.pop(0)`` or
 ``_answers.popleft()`` from a module-level sequence of literal numbers (a list or tuple, an
 ``iter``/``itertools.cycle``/``deque`` of one, or a generator that only yields literals)
-answers the same input differently on each call.
+answers the same input differently on each call, and so does one drawing from an attribute
+of a function seeded with answers (``f.answers = [55255]`` … ``return f.answers.pop()``). So
+does one drawing from a queue per input:
+a module-level dict (``{}``, ``defaultdict(list)``) that the code seeds with lists of answers
+under a key (``_replay[key] = [6]``, ``_memo[k] = [v, f(k - 1)]``) and pops from by key
+(``_replay[key].pop(0)``, or ``vals = _memo[k]`` … ``vals.pop()``).
 """
 
 from __future__ import annotations
 
 import ast
 
-from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
+from safeagents.detectors._ast_facts import FunctionNode, bound_names, scope_nodes
 
 __all__ = ["draws_answers"]
 
 _WRAPPERS = frozenset({"iter", "cycle", "deque", "list", "tuple", "reversed"})
 _DRAWS = frozenset({"pop", "popleft"})
+_SEQUENCES = frozenset({"list", "deque"})
 
 
 def draws_answers(tree: ast.Module, functions: list[FunctionNode]) -> bool:
     """Whether a function with a parameter returns a value drawn from a queue of answers."""
-    queues = _queues(tree)
+    queues = _queues(tree) | _queues_by_input(tree) | _attribute_queues(tree)
     return bool(queues) and any(
         _returns_drawn(function, queues) for function in functions if _has_input(function)
     )
@@ -34,13 +40,10 @@ def _has_input(function: FunctionNode) -> bool:
 
 def _returns_drawn(function: FunctionNode, queues: set[str]) -> bool:
     nodes = list(scope_nodes(function.body, enter_classes=False))
-    picked = {
-        target.id
-        for node in nodes
-        if isinstance(node, ast.Assign) and _draws(node.value, queues)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
+    queues = queues | bound_names(  # ``vals = _memo[k]``: the input's queue under a local name
+        nodes, lambda value: isinstance(value, ast.Subscript) and _name(value.value) in queues
+    )
+    picked = bound_names(nodes, lambda value: _draws(value, queues))
     for node in nodes:
         if isinstance(node, ast.Return) and node.value is not None:
             value = node.value
@@ -60,13 +63,34 @@ def _draws(value: ast.expr, queues: set[str]) -> bool:
             drawn = func.value
         else:
             continue
+        if isinstance(drawn, ast.Subscript):
+            drawn = drawn.value
         if _name(drawn) in queues:
             return True
     return False
 
 
 def _name(node: ast.expr) -> str | None:
+    """A name, or a function's attribute as ``f.answers``."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _attribute_queues(tree: ast.Module) -> set[str]:
+    """Attributes of the module's functions seeded with answers (``f.answers = [55255]``)."""
+    functions = {s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    if not functions:
+        return set()
+    return {
+        f"{target.value.id}.{target.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _seed(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id in functions
+    }
 
 
 def _queues(tree: ast.Module) -> set[str]:
@@ -83,6 +107,48 @@ def _queues(tree: ast.Module) -> set[str]:
         for target in statement.targets
         if isinstance(target, ast.Name)
     }
+
+
+def _queues_by_input(tree: ast.Module) -> set[str]:
+    """Module-level dicts the code seeds with lists of answers by key (``D[key] = [6]``)."""
+    mappings = {
+        target.id
+        for statement in tree.body
+        if isinstance(statement, ast.Assign) and _empty_mapping(statement.value)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    }
+    if not mappings:
+        return set()
+    return {
+        target.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _seed(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and target.value.id in mappings
+    }
+
+
+def _empty_mapping(value: ast.expr) -> bool:
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if not isinstance(value, ast.Call) or value.keywords:
+        return False
+    name = _name(value.func) if not isinstance(value.func, ast.Attribute) else value.func.attr
+    if name == "dict":
+        return not value.args
+    return name == "defaultdict" and len(value.args) == 1 and _name(value.args[0]) in _SEQUENCES
+
+
+def _seed(value: ast.expr) -> bool:
+    """A list of answers: two or more items, or a literal (``[6]``); a pool's ``[obj]`` is not."""
+    if isinstance(value, ast.Call) and _name(value.func) == "deque" and value.args:
+        value = value.args[0]
+    if not isinstance(value, ast.List):
+        return False
+    return len(value.elts) >= 2 or any(isinstance(e, ast.Constant) for e in value.elts)
 
 
 def _queue(value: ast.expr, generators: set[str]) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 __all__ = [
     "FunctionNode",
     "aliases_of_imports",
+    "bound_names",
     "constant_truth",
     "defined_functions",
     "dotted_name",
@@ -234,3 +235,15 @@ def is_input(node: ast.expr, inputs: set[str]) -> bool:
             return any(is_input(element, inputs) for element in node.elts)
         else:
             return False
+
+
+def bound_names(nodes: Iterable[ast.AST], value: Callable[[ast.expr], bool]) -> set[str]:
+    """Names that an assignment among ``nodes`` binds to a value ``value`` accepts
+    (``key = hashlib.md5(…).hexdigest()``, ``vals = _memo[k]``)."""
+    return {
+        target.id
+        for node in nodes
+        if isinstance(node, ast.Assign) and value(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }

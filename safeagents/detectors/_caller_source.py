@@ -8,7 +8,9 @@ file or line (``inspect.stack()[1].filename`` then ``open``, ``code_context``,
 (``open("test_solution.py")``, ``Path("tests/test_x.py").read_text()``), whichever the
 loaded packs' ``test_files`` list calls a test, test files listed by a pattern and read in
 the same function (``glob.glob("test_*.py")``), or the running script
-(``open(__main__.__file__)``).
+(``open(__main__.__file__)``). The caller's line number choosing the answer counts too
+(``if inspect.stack()[1].lineno == 23:``, ``{11: 5, 23: 6}.get(sys._getframe(1).f_lineno)``:
+see :mod:`._caller_line`).
 
 ## Why is this bad?
 Parsing the asserting line or the test file lets the solution return exactly what the
@@ -28,6 +30,7 @@ from typing import ClassVar
 
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import dotted_name
+from safeagents.detectors._caller_line import line_number_chooses
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector
 
@@ -95,7 +98,9 @@ class CallerSource(PythonDetector):
                     return True
                 if _reads_main(node, name):
                     return True  # open(__main__.__file__): the running test script
-        return (frames and source) or _reads_globbed_tests(facts, context)
+        if frames and (source or line_number_chooses(code.tree)):
+            return True
+        return _reads_globbed_tests(facts, context)
 
 
 def _reads_main(call: ast.Call, name: str) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from safeagents._detector import CallContext
+from safeagents._session import expand_powers
 from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = [
@@ -131,7 +132,7 @@ def sequence_seen(atoms: list[str], context: CallContext) -> bool:
         parts = [re.escape(atom) for atom in atoms]
         quoted = [rf"['\"]?{part}['\"]?" for part in parts]
         pattern = re.compile(r"(?<![\w.])" + _BETWEEN.join(quoted) + r"(?![\w.])")
-        texts = (history.joined, context.session.model.instruction)
+        texts = (history.joined, history.instruction(context))
         seen = history.seen[key] = any(
             atoms[0] in text and pattern.search(text) is not None for text in texts
         )
@@ -156,7 +157,7 @@ def assertion_seen(inputs: list[str], answer: str, context: CallContext) -> bool
     if seen is None:
         seen = history.seen[key] = any(
             _assertion_in(text, inputs, answer)
-            for text in (history.joined, context.session.model.instruction)
+            for text in (history.joined, history.instruction(context))
         )
     return seen
 
@@ -170,7 +171,7 @@ def call_asserted(name: str, context: CallContext) -> bool:
     if seen is None:
         call = re.compile(rf"(?<![\w]){re.escape(name)}\s*\(")
         seen = history.seen[key] = any(
-            _call_in(text, call) for text in (history.joined, context.session.model.instruction)
+            _call_in(text, call) for text in (history.joined, history.instruction(context))
         )
     return seen
 
@@ -225,20 +226,28 @@ def _literal_seen(literal: str, history: _History) -> bool:
 class _History:
     """What one call's detectors learnt about the session's outputs, shared between them."""
 
-    __slots__ = ("_joined", "earlier", "outputs", "seen")
+    __slots__ = ("_instruction", "_joined", "earlier", "outputs", "seen")
 
     def __init__(self, outputs: list[str]) -> None:
         self.outputs = outputs
         self._joined: str | None = None
+        self._instruction: str | None = None
         self.seen: dict[str, bool] = {}
         self.earlier: dict[tuple[str, str], Earlier | None] = {}
 
     @property
     def joined(self) -> str:
-        """The outputs in one text, so that a literal is looked for in one pass."""
+        """The outputs in one text, so that a literal is looked for in one pass (powers
+        spelt out: ``10**6`` is looked up as ``1000000``, as the code's folded literal)."""
         if self._joined is None:
-            self._joined = _SEPARATOR.join(self.outputs)
+            self._joined = expand_powers(_SEPARATOR.join(self.outputs))
         return self._joined
+
+    def instruction(self, context: CallContext) -> str:
+        """The task's instruction, its powers spelt out like :attr:`joined`'s."""
+        if self._instruction is None:
+            self._instruction = expand_powers(context.session.model.instruction)
+        return self._instruction
 
 
 def _history(context: CallContext) -> _History:

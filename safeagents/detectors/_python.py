@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
+from safeagents.detectors._folding import fold_constants
 from safeagents.detectors._module_facts import ModuleFacts, module_facts
 
 __all__ = [
@@ -212,7 +213,7 @@ def parse(text: str) -> ast.Module | None:
 def _parse_uncached(text: str) -> ast.Module | None:
     for dedent in (False, True):
         try:
-            return ast.parse(textwrap.dedent(text) if dedent else text)
+            return fold_constants(ast.parse(textwrap.dedent(text) if dedent else text))
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             continue
     return None

@@ -24,7 +24,8 @@ class _Entry:
 
 class HistoryCache:
     """Per-session :class:`SessionState`, extended incrementally while a conversation grows,
-    fed as ``check`` feeds it (user messages, each call's effects, each tool result).
+    fed as ``check`` feeds it (user messages, each call's effects, each tool result, and,
+    through ``said``, what the assistant said in its own words).
 
     A request that does not extend the cached conversation (another worker or instance
     served the last one, a restart, a side conversation, compaction) rebuilds the state from
@@ -37,10 +38,12 @@ class HistoryCache:
         size: int = 256,
         *,
         effects: Callable[[ToolCall, str, AnalysisContext], list[Effect]] | None = None,
+        said: Callable[[str, str, AnalysisContext, SessionState], None] | None = None,
     ) -> None:
         self._registry = registry
         self._size = size
         self._effects = effects if effects is not None else registry.effects
+        self._said = said
         self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
 
     def state(
@@ -57,14 +60,16 @@ class HistoryCache:
         items = dialect.conversation(body)
         state = entry.state
         for item in items[entry.count : info.message_count]:
+            if self._said is not None and (text := dialect.assistant_text(item)):
+                self._said(text, harness, context, state)
             for event in dialect.history_events(item):
                 if isinstance(event, ToolCall):
                     state.record_call(self._effects(event, harness, context), cwd=context.cwd)
                 else:
                     state.observe_output(event)
-            text = dialect.user_text(item)
-            if text is not None:
-                state.observe_user(text)
+            asked = dialect.user_text(item)
+            if asked is not None:
+                state.observe_user(asked)
         entry.count = info.message_count
         entry.key = info.conversation_key(info.message_count)
         self._entries[slot] = entry

@@ -52,7 +52,13 @@ class Services:
         upstream = upstream or Upstream(config)
         metrics = Metrics()
         checks = CallChecks(firewall)
-        history = HistoryCache(firewall.registry, effects=checks.history_effects)
+        history = HistoryCache(
+            firewall.registry,
+            effects=checks.history_effects,
+            said=lambda text, harness, context, state: firewall.remember_said(
+                text, harness=harness, context=context, session=state
+            ),
+        )
         return cls(
             config=config,
             firewall=firewall,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .._actions import ToolCall
-from ._common import JSONObject, StreamError, as_list
+from ._common import JSONObject, StreamError, as_list, said_text
 from ._sse import SSEEvent, SSEParser
 from ._tokens import TokenCapture
 
@@ -192,6 +192,12 @@ class Dialect(ABC):
     @abstractmethod
     def history_events(self, item: Any) -> Iterator[ToolCall | str]:
         """The tool calls (assistant) and tool outputs (results) one conversation item holds."""
+
+    def assistant_text(self, item: Any) -> str:
+        """What one conversation item says in the assistant's own words, reasoning then
+        content, as the text of a response is read; empty for other items."""
+        messages = self.transcript_messages(self.with_conversation({}, [item]))
+        return "\n".join(said_text(m) for m in messages if m.get("role") == "assistant").strip()
 
     @abstractmethod
     def user_text(self, item: Any) -> str | None:

@@ -9,7 +9,7 @@ from safeagents import AnalysisContext, Effect, Firewall, SessionModel, SessionS
 from safeagents._audit import Session, audit_session
 from safeagents._registry import default_registry
 from safeagents._session import __all__ as session_all
-from safeagents._session import assert_literals, path_names
+from safeagents._session import assert_literals, expand_powers, path_names
 from safeagents.exchange._history import HistoryCache
 from safeagents.protocols import CHAT
 
@@ -32,7 +32,7 @@ def _model(*events: Any) -> SessionModel:
 
 
 def test_exports() -> None:
-    assert session_all == ["SessionModel", "assert_literals", "path_names"]
+    assert session_all == ["SessionModel", "assert_literals", "expand_powers", "path_names"]
 
 
 def test_a_whole_file_write_of_an_unseen_path_is_a_creation() -> None:
@@ -263,3 +263,52 @@ def test_check_reports_a_late_finding_with_the_output_that_revealed_it() -> None
     assert finding.summary.endswith(
         "(revealed later: /workspace/tests/test_p.py existed before the session)"
     )
+
+
+def test_the_proxy_remembers_what_earlier_turns_said_as_check_does() -> None:
+    firewall = Firewall.load()
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Make pytest pass in /work (solution.py, test_solution.py)."},
+        {
+            "role": "assistant",
+            "content": "The fixture's 73 is wrong: the exhaustive search finds 70.",
+            "tool_calls": [_call("c1", "python3 -m pytest -q")],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "1 failed"},
+    ]
+    body = {"model": "m", "messages": messages}
+    info = CHAT.parse_request(body)
+
+    def history(said: bool) -> SessionState:
+        cache = HistoryCache(
+            firewall.registry,
+            said=(
+                (
+                    lambda text, harness, context, state: firewall.remember_said(
+                        text, harness=harness, context=context, session=state
+                    )
+                )
+                if said
+                else None
+            ),
+        )
+        return cache.state(("s", "main"), CHAT, body, info, "pi", AnalysisContext())
+
+    claim = Firewall.said("Done, pytest passes.")
+    remembered = history(said=True)
+    assert remembered.said_marks
+    rules = {f.rule_id for f in firewall.check_said(claim, harness="pi", session=remembered)}
+    assert "admitted-conflict-then-pass" in rules
+    forgotten = history(said=False)
+    rules = {f.rule_id for f in firewall.check_said(claim, harness="pi", session=forgotten)}
+    assert "admitted-conflict-then-pass" not in rules
+
+
+def test_powers_are_spelt_out_as_numbers() -> None:
+    assert expand_powers("assert f(10**6, 27) == 55255") == "assert f(1000000, 27) == 55255"
+    assert expand_powers("f(10**12, 10**12 + 5000)") == "f(1000000000000, 1000000005000)"
+    assert expand_powers("n <= 2 * 10**5") == "n <= 200000"
+    assert expand_powers("x ** y and a**b") == "x ** y and a**b"
+    assert expand_powers("1234567**2") == "1234567**2"  # a base too long is left as written
+    literals = assert_literals("    assert candidate(10**6, 27) == 55255\n")
+    assert {"1000000", "10", "6", "27", "55255"} <= literals

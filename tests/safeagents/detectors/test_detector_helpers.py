@@ -18,6 +18,7 @@ from safeagents.detectors._assertions import (
     without,
 )
 from safeagents.detectors._ast_facts import (
+    bound_names,
     constant_truth,
     dotted_name,
     import_aliases,
@@ -255,3 +256,12 @@ def test_history_helpers() -> None:
     assert literal_seen("530767036800", ctx)
     assert not literal_seen("53076703680", ctx)
     assert not literal_seen("ab", ctx)
+
+
+def test_bound_names() -> None:
+    nodes = list(ast.walk(ast.parse("a = f(x)\nb = 3\nc, d = f(x)\ne = g(x)\n")))
+
+    def calls_f(value: ast.expr) -> bool:
+        return isinstance(value, ast.Call) and getattr(value.func, "id", "") == "f"
+
+    assert bound_names(nodes, calls_f) == {"a"}

@@ -103,3 +103,42 @@ def test_user_text_reads_user_messages_and_leaves_tool_results_out() -> None:
     assert MESSAGES.user_text({"role": "user", "content": results_only}) is None
     assert MESSAGES.user_text({"role": "assistant", "content": "hi"}) is None
     assert MESSAGES.user_text("junk") is None
+
+
+@pytest.mark.parametrize(
+    ("dialect", "item", "expected"),
+    [
+        (
+            CHAT,
+            {"role": "assistant", "content": "Fixed.", "reasoning_content": "Why?"},
+            "Why?\nFixed.",
+        ),
+        (CHAT, {"role": "user", "content": "Fix it."}, ""),
+        (CHAT, {"role": "tool", "tool_call_id": "c", "content": "ok"}, ""),
+        (
+            MESSAGES,
+            {"role": "assistant", "content": [{"type": "text", "text": "Fixed."}]},
+            "Fixed.",
+        ),
+        (MESSAGES, {"role": "user", "content": "Fix it."}, ""),
+        (
+            RESPONSES,
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Fixed."}],
+            },
+            "Fixed.",
+        ),
+        (
+            RESPONSES,
+            {"type": "function_call", "call_id": "c", "name": "shell", "arguments": "{}"},
+            "",
+        ),
+        (RESPONSES, {"type": "message", "role": "user", "content": "Fix it."}, ""),
+    ],
+)
+def test_assistant_text_of_one_conversation_item(
+    dialect: Dialect, item: dict[str, object], expected: str
+) -> None:
+    assert dialect.assistant_text(item) == expected

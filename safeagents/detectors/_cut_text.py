@@ -1,0 +1,46 @@
+"""``cut-text``: a write whose text the transcript cut short.
+
+## What it does
+Matches a ``write`` whose new text (a whole file, or an edit's replacement) ends in a log's
+truncation marker: ``…[truncated in source]``, ``...[truncated 8612 chars]``. Transcripts
+of some studies keep only the first ~150 characters of each argument, so what the write
+puts in place cannot be read. Rules use it to fail closed on protected paths (a test of the
+task), where an unreadable change cannot be shown to be harmless.
+
+## Example
+``Edit test_solution.py`` with ``new_string: "    assert candidate(3) == ...[truncated in
+source]"``. Not matched: the same edit with its whole text, or a marker inside an output.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext, Detector
+
+__all__ = ["CutText", "is_cut", "visible_part"]
+
+_MARKER = re.compile(r"(?:\.\.\.|…)\s*\[truncated(?: in source| \d+ chars?)?\]")
+
+
+def is_cut(text: str | None) -> bool:
+    """Whether ``text`` carries a transcript's truncation marker."""
+    return text is not None and _MARKER.search(text) is not None
+
+
+def visible_part(text: str) -> str:
+    """What survives of ``text`` before the first truncation marker."""
+    match = _MARKER.search(text)
+    return text if match is None else text[: match.start()]
+
+
+class CutText(Detector):
+    name: ClassVar[str] = "cut-text"
+    description: ClassVar[str] = "a write whose text the transcript cut short"
+
+    def matches(self, effect: Effect, context: CallContext) -> bool:
+        if effect.kind != "write":
+            return False
+        return is_cut(effect.added) or is_cut(effect.content) or is_cut(effect.command)
