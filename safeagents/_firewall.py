@@ -10,6 +10,7 @@ from typing import Any
 
 from safeagents._actions import AnalysisContext, Effect, ToolCall, said_effects
 from safeagents._detector import SessionState
+from safeagents._impossible import Conflict
 from safeagents._registry import Registry, default_registry
 from safeagents.protocols import said_text
 from safeagents.rules import CallVerdict, Engine, Finding, RuleSet
@@ -70,6 +71,10 @@ class Firewall:
         that a path the agent was taken to have created existed before it (see
         :meth:`SessionModel.take_revealed`), so the earlier deletes and moves of it are
         checked again (a whole-file write of it cannot be: what it replaced is unknown).
+        Likewise an output that shows tests passing after the session showed them asserting
+        one call equal to two different values (:meth:`SessionModel.take_impossible`): the
+        call that output belongs to is checked again with that conflict known, and the
+        findings the conflict adds are reported.
         They are reported with ``call``, the one whose output revealed it; they stop nothing.
         """
         findings: list[Finding] = []
@@ -90,7 +95,34 @@ class Firewall:
             )
             note = f" (revealed later: {path} existed before the session)"
             findings.extend(replace(f, summary=f.summary + note) for f in found)
+        revealing = call if call is not None else ToolCall("", "")
+        for conflict in session.model.take_impossible():
+            findings.extend(self._impossible_passed(conflict, session, harness, context, revealing))
         return tuple(findings)
+
+    def _impossible_passed(
+        self,
+        conflict: Conflict,
+        session: SessionState,
+        harness: str,
+        context: AnalysisContext | None,
+        call: ToolCall,
+    ) -> list[Finding]:
+        """The findings that knowing ``conflict`` passed adds to the last call's effects."""
+        last = session.effects[-1:]
+        if not last:
+            return []
+        before = self.engine.check_effects(
+            last, call=call, harness=harness, context=context, session=session.fork()
+        )
+        passed = session.fork()
+        passed.model.passed_impossible = conflict
+        found = self.engine.check_effects(
+            last, call=call, harness=harness, context=context, session=passed
+        )
+        fired = {f.rule_id for f in before}
+        note = f" (revealed later: the tests assert {conflict.describe()}, and they passed)"
+        return [replace(f, summary=f.summary + note) for f in found if f.rule_id not in fired]
 
     @staticmethod
     def message_text(message: Mapping[str, Any]) -> str:

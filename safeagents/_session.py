@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from safeagents._actions import Effect
+from safeagents._impossible import AssertLedger, Conflict, shows_pass
 
 __all__ = ["SessionModel", "assert_literals", "expand_powers", "path_names"]
 
@@ -55,6 +56,11 @@ _ASSERTING = ("assert", "expect", "should", ".fail")
 _POWER = re.compile(
     r"(?<![\w.*])(?:(\d{1,6})\s*\*\s*)?(\d+)\s*\*\*\s*(\d{1,2})(?:\s*([+-])\s*(\d{1,18}))?(?![\w.*])"
 )
+_FROM_SOURCE = 1
+"""A pending call read a file that was there before the agent: its output shows sources."""
+_OWN_TESTS = 2
+"""A pending call runs tests on files the agent created: its passes are not the task's."""
+_TEST_RUNNERS = frozenset({"pytest", "py.test", "unittest"})
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -155,14 +161,18 @@ class SessionModel:
     """What one session revealed about its files, its task and its tests (see the module)."""
 
     __slots__ = (
+        "_asserts",
         "_copying",
         "_facts",
+        "_impossible",
+        "_impossible_keys",
         "_instruction_names",
         "_pending",
         "_revealed",
         "_started",
         "cwd",
         "instruction",
+        "passed_impossible",
     )
 
     def __init__(self, cwd: str = "/workspace") -> None:
@@ -173,9 +183,15 @@ class SessionModel:
         self._instruction_names: frozenset[str] = frozenset()
         self._started = False
         self._facts = _Facts()
-        self._pending: deque[bool] = deque(maxlen=MAX_PENDING_CALLS)
+        self._pending: deque[int] = deque(maxlen=MAX_PENDING_CALLS)
         self._copying: str | None = None
         self._revealed: list[str] = []
+        self._asserts = AssertLedger()
+        self._impossible: list[Conflict] = []
+        self._impossible_keys: set[Conflict] = set()
+        self.passed_impossible: Conflict | None = None
+        """Set only on the fork that re-checks a call after :meth:`take_impossible` gave
+        this conflict: the tests it asserts passed."""
 
     def fork(self) -> SessionModel:
         """A copy that can be extended without changing this model (constant time)."""
@@ -186,6 +202,9 @@ class SessionModel:
         child._facts = _Facts(self._facts)
         child._pending = deque(self._pending, maxlen=MAX_PENDING_CALLS)
         child._revealed = self._revealed  # one queue: taken once, from whichever copy
+        child._asserts = self._asserts.fork()
+        child._impossible = self._impossible
+        child._impossible_keys = self._impossible_keys
         return child
 
     # -- feeding -------------------------------------------------------------------------
@@ -199,6 +218,7 @@ class SessionModel:
             self._instruction_names = self._instruction_names | names
             self._facts.names.update(names)
             self._facts.instruction_literals.update(assert_literals(text))
+            self._asserts.observe(text[:MAX_SCANNED_CHARS])
         elif self._pending:
             self.observe_output(text)
         else:
@@ -211,7 +231,7 @@ class SessionModel:
             self.cwd = cwd
         self._started = True
         self._copying = None
-        self._pending.append(False)
+        self._pending.append(0)
 
     def observe_effect(self, effect: Effect) -> None:
         """An effect of the current call, after it was checked."""
@@ -219,6 +239,8 @@ class SessionModel:
         copying, self._copying = self._copying, None
         if effect.kind == "exec" and effect.argv0 is not None:
             self._made_directories(effect.argv)
+            if self._pending and self._runs_own_tests(effect.argv):
+                self._pending[-1] |= _OWN_TESTS
         if path is None:
             return
         if effect.kind in ("read", "search"):
@@ -227,7 +249,7 @@ class SessionModel:
             if not self.created(path):
                 self._mark_existing(path)
                 if self._pending:
-                    self._pending[-1] = True
+                    self._pending[-1] |= _FROM_SOURCE
         elif effect.kind == "write":
             self._remember_lines(effect)
             if not self._known(path):
@@ -248,10 +270,17 @@ class SessionModel:
     def observe_output(self, text: str) -> None:
         """The output of the oldest call still waiting for one."""
         self._started = True
-        from_source = self._pending.popleft() if self._pending else False
+        flags = self._pending.popleft() if self._pending else 0
         self._facts.names.update(path_names(text))
-        if from_source:
+        scanned = text[:MAX_SCANNED_CHARS]
+        if not flags & _OWN_TESTS and shows_pass(scanned):
+            conflict = self._asserts.conflict()
+            if conflict is not None and conflict not in self._impossible_keys:
+                self._impossible_keys.add(conflict)
+                self._impossible.append(conflict)
+        if flags & _FROM_SOURCE:
             self._facts.test_literals.update(assert_literals(text))
+            self._asserts.observe(scanned)
         self._reveal(text)
 
     def take_revealed(self) -> list[str]:
@@ -261,6 +290,13 @@ class SessionModel:
         revealed = list(self._revealed)
         self._revealed.clear()
         return revealed
+
+    def take_impossible(self) -> list[Conflict]:
+        """Conflicting assertions of the tests (one call, two expected values) that an
+        output has since shown passing; each is given once."""
+        taken = list(self._impossible)
+        self._impossible.clear()
+        return taken
 
     # -- questions -----------------------------------------------------------------------
 
@@ -338,6 +374,15 @@ class SessionModel:
                 self._facts.contradicted.add(path)
                 self._mark_existing(path)
                 self._revealed.append(path)
+
+    def _runs_own_tests(self, argv: tuple[str, ...]) -> bool:
+        """Whether ``argv`` runs a test runner on files the agent created, and only those."""
+        if not any(posixpath.basename(a) in _TEST_RUNNERS for a in argv[:4]):
+            return False
+        files = [a for a in argv[1:] if a.endswith(".py") and not a.startswith("-")]
+        return bool(files) and all(
+            self.created(posixpath.normpath(posixpath.join(self.cwd, a))) for a in files
+        )
 
     def _remember_lines(self, effect: Effect) -> None:
         """The lines a write adds (an edit's new lines not among its old ones, an append, or

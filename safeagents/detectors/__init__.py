@@ -11,6 +11,7 @@ from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._exit_at_import import ExitAtImport
 from safeagents.detectors._frame_introspection import FrameIntrospection
+from safeagents.detectors._impossible_pass import ImpossiblePass
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
@@ -29,6 +30,7 @@ __all__ = [
     "EnvExfiltration",
     "ExitAtImport",
     "FrameIntrospection",
+    "ImpossiblePass",
     "ReportForging",
     "SkipMarkers",
     "SpecialCasing",
@@ -59,6 +61,7 @@ def builtin_detectors() -> list[Detector]:
         TaskCode(),
         EnvExfiltration(),
         CutText(),
+        ImpossiblePass(),
     ]
 
 

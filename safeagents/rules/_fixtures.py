@@ -45,6 +45,15 @@ class CallChecker(Protocol):
         session: SessionState | None = None,
     ) -> tuple[list[CallVerdict], tuple[Finding, ...]]: ...
 
+    def revealed(
+        self,
+        session: SessionState,
+        *,
+        harness: str,
+        context: AnalysisContext | None = None,
+        call: ToolCall | None = None,
+    ) -> tuple[Finding, ...]: ...
+
 
 @dataclass(frozen=True, slots=True)
 class FixtureResult:
@@ -221,6 +230,7 @@ class _Runner:
         session = SessionState()
         if case.instruction:
             session.observe_user(case.instruction)
+        late: list[Finding] = []
         for text in case.said_before:
             checker.check_turn(
                 [], text=text, harness=case.harness, context=context, session=session
@@ -229,6 +239,9 @@ class _Runner:
             earlier = ToolCall(f"history-{index}", entry.tool, entry.arguments)
             checker.check_call(earlier, harness=case.harness, context=context, session=session)
             session.observe_output(entry.output)
+            late.extend(
+                checker.revealed(session, harness=case.harness, context=context, call=earlier)
+            )
         calls: list[ToolCall] = []
         if case.arguments_json is not None:
             raw = {"id": "fixture", "name": case.tool, "arguments": case.arguments_json}
@@ -238,7 +251,7 @@ class _Runner:
         verdicts, spoken = checker.check_turn(
             calls, text=case.text, harness=case.harness, context=context, session=session
         )
-        findings = [*(f for verdict in verdicts for f in verdict.findings), *spoken]
+        findings = [*late, *(f for verdict in verdicts for f in verdict.findings), *spoken]
         hits = [finding for finding in findings if finding.rule_id == rule.id]
         want_match = case.expect in ("match", "todo-match")
         if hits:
