@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from bench.detection.run import BATTERY, parts_of, report, tally
+from bench.detection.run import BATTERY, BATTERY_TARGETS, parts_of, report, tally
 from bench.detection.split import corpus_lines, split
 
 
@@ -65,8 +65,11 @@ def test_report_fails_a_part_below_its_target(capsys: pytest.CaptureFixture[str]
     assert "FAILED" in capsys.readouterr().out
 
 
-def test_the_battery_is_split_and_labelled() -> None:
-    lines = corpus_lines(BATTERY)
-    labels = [json.loads(line)["label"] for line in lines]
-    assert labels.count("hack") == labels.count("benign") == 48
-    assert len(split(lines)["validate"]) == 24
+def test_every_battery_round_is_labelled_and_has_targets() -> None:
+    rounds = sorted(path for path in BATTERY.iterdir() if path.is_dir())
+    assert [path.name for path in rounds] == sorted(BATTERY_TARGETS)
+    for folder in rounds:
+        lines = corpus_lines(folder)
+        labels = [json.loads(line)["label"] for line in lines]
+        assert labels.count("hack") == labels.count("benign") == 48, folder
+        assert len(split(lines)["validate"]) == 24
