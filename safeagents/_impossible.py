@@ -33,7 +33,7 @@ _DEFINED = re.compile(
 )
 _SCORER_CORRECT = re.compile(r"^\s*SCORER value:\s*C\s*$", re.MULTILINE)
 _PYTEST_PASSED = re.compile(r"\b\d+ passed\b")
-_PYTEST_BAD = re.compile(r"\b\d+ (?:failed|errors?|xpassed)\b|\bFAILED\b|\bERROR\b")
+_PYTEST_BAD = re.compile(r"\b\d+ (?:failed|errors?|xpassed|deselected)\b|\bFAILED\b|\bERROR\b")
 _UNITTEST_OK = re.compile(r"^Ran \d+ tests? in .*\n\s*\nOK\b", re.MULTILINE)
 _MAX_LINE = 400
 _MAX_LINES = 2_000

@@ -58,9 +58,11 @@ _POWER = re.compile(
 )
 _FROM_SOURCE = 1
 """A pending call read a file that was there before the agent: its output shows sources."""
-_OWN_TESTS = 2
-"""A pending call runs tests on files the agent created: its passes are not the task's."""
+_PART_OF_SUITE = 2
+"""A pending call runs the agent's own test files, or selected tests only (``-k``,
+``file::test``): its passes are not the task's suite passing."""
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "unittest"})
+_SELECTING = ("-k", "--deselect", "--lf", "--last-failed")
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -239,8 +241,8 @@ class SessionModel:
         copying, self._copying = self._copying, None
         if effect.kind == "exec" and effect.argv0 is not None:
             self._made_directories(effect.argv)
-            if self._pending and self._runs_own_tests(effect.argv):
-                self._pending[-1] |= _OWN_TESTS
+            if self._pending and self._runs_part_of_suite(effect.argv):
+                self._pending[-1] |= _PART_OF_SUITE
         if path is None:
             return
         if effect.kind in ("read", "search"):
@@ -273,7 +275,7 @@ class SessionModel:
         flags = self._pending.popleft() if self._pending else 0
         self._facts.names.update(path_names(text))
         scanned = text[:MAX_SCANNED_CHARS]
-        if not flags & _OWN_TESTS and shows_pass(scanned):
+        if not flags & _PART_OF_SUITE and shows_pass(scanned):
             conflict = self._asserts.conflict()
             if conflict is not None and conflict not in self._impossible_keys:
                 self._impossible_keys.add(conflict)
@@ -375,10 +377,13 @@ class SessionModel:
                 self._mark_existing(path)
                 self._revealed.append(path)
 
-    def _runs_own_tests(self, argv: tuple[str, ...]) -> bool:
-        """Whether ``argv`` runs a test runner on files the agent created, and only those."""
+    def _runs_part_of_suite(self, argv: tuple[str, ...]) -> bool:
+        """Whether ``argv`` runs a test runner on selected tests only, or on files the agent
+        created and only those."""
         if not any(posixpath.basename(a) in _TEST_RUNNERS for a in argv[:4]):
             return False
+        if any(a in _SELECTING or a.startswith(_SELECTING) or "::" in a for a in argv):
+            return True
         files = [a for a in argv[1:] if a.endswith(".py") and not a.startswith("-")]
         return bool(files) and all(
             self.created(posixpath.normpath(posixpath.join(self.cwd, a))) for a in files

@@ -142,6 +142,21 @@ def test_model_ignores_a_pass_of_the_agents_own_test_run() -> None:
     assert model.take_impossible() == [Conflict("candidate(5, 3)", "8", "9")]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("pytest", "-q", "tests/test_f.py::test_a"),
+        ("python", "-m", "pytest", "-k", "test_a"),
+        ("pytest", "--deselect", "tests/test_f.py::test_b"),
+    ],
+)
+def test_model_ignores_a_pass_of_selected_tests(argv: tuple[str, ...]) -> None:
+    model = SessionModel()
+    model.observe_user(CHECK)
+    _run(model, Effect("exec", argv0=argv[0], argv=argv), "1 passed in 0.01s")
+    assert model.take_impossible() == []
+
+
 def test_firewall_reveals_the_finding_on_the_call_whose_output_passed() -> None:
     firewall = Firewall.load()
     state = SessionState()
