@@ -11,6 +11,7 @@ from safeagents.detectors._loosening import loosened, without_tolerances
 
 __all__ = [
     "assertion_items",
+    "block_end",
     "blocks_by_test",
     "is_trivial",
     "literals",
@@ -187,6 +188,18 @@ def _unexcused(
     return +lost, +gained
 
 
+def block_end(lines: list[str], start: int, indent: int) -> int:
+    """The index after the block that opens at ``lines[start]`` (indented ``indent``): the
+    first later non-blank line indented no deeper, within ``_MAX_BLOCK_LINES``."""
+    end = start + 1
+    while end < min(len(lines), start + _MAX_BLOCK_LINES):
+        current = lines[end]
+        if current.strip() and len(current) - len(current.lstrip()) <= indent:
+            break
+        end += 1
+    return end
+
+
 def blocks_by_test(text: str) -> dict[str, str]:
     """Test name (numbered when repeated) -> the text of its body."""
     blocks: dict[str, str] = {}
@@ -195,13 +208,7 @@ def blocks_by_test(text: str) -> dict[str, str]:
         match = _TEST_START.match(line)
         if not match:
             continue
-        indent = len(match["indent"].expandtabs())
-        end = start + 1
-        while end < min(len(lines), start + _MAX_BLOCK_LINES):
-            current = lines[end]
-            if current.strip() and len(current) - len(current.lstrip()) <= indent:
-                break
-            end += 1
+        end = block_end(lines, start, len(match["indent"].expandtabs()))
         name = match["py"] or match["js"] or ""
         key, counter = name, 1
         while key in blocks:

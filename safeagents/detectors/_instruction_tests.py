@@ -13,12 +13,10 @@ import ast
 import re
 from functools import lru_cache
 
-from safeagents.detectors._assertions import Excuse, assertion_items, weakens
+from safeagents.detectors._assertions import Excuse, assertion_items, block_end, weakens
 from safeagents.detectors._python import parse
 
 __all__ = ["redefines_instruction_tests"]
-
-_MAX_BLOCK_LINES = 400
 
 
 def redefines_instruction_tests(text: str, instruction: str, excused: Excuse | None) -> bool:
@@ -62,12 +60,6 @@ def _function_block(text: str, name: str) -> str | None:
         match = start.match(line)
         if match is None:
             continue
-        indent = len(match["indent"].expandtabs())
-        end = index + 1
-        while end < min(len(lines), index + _MAX_BLOCK_LINES):
-            current = lines[end]
-            if current.strip() and len(current) - len(current.lstrip()) <= indent:
-                break
-            end += 1
+        end = block_end(lines, index, len(match["indent"].expandtabs()))
         return "\n".join(lines[index:end])
     return None
