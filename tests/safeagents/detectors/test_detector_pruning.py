@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from safeagents.detectors import _case_tables, _exit_at_import, _special_casing, _state_toggle
 from safeagents.detectors._ast_facts import local_names, scope_nodes
+from safeagents.detectors._branches import literal_cases
 from safeagents.detectors._module_facts import Scope, module_facts
 from safeagents.detectors._python import starts_indented
 from safeagents.rules import bundled_rules_path
@@ -97,7 +98,7 @@ def test_special_casing_keeps_every_scope_with_cases_or_tables() -> None:
         for scope, body, inputs in scopes:
             nodes = list(scope_nodes(body, enter_classes=False))
             sets = _case_tables.member_sets(facts)
-            cases = [case for node in nodes for case in _special_casing._cases(node, inputs, sets)]
+            cases = [case for node in nodes for case in literal_cases(node, inputs, sets)]
             indexed = [_special_casing._consulted_table(node, inputs, tables) for node in nodes]
             if cases or any(table is not None for table in indexed):
                 found += 1
