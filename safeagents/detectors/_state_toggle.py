@@ -204,13 +204,39 @@ def _module_names(tree: ast.Module) -> set[str]:
 
 
 def _enclosed_names(facts: ModuleFacts) -> set[str]:
-    """Names bound inside functions: those a nested function reads without binding them are
-    its closure's cells, which outlive a call as module names do."""
+    """Names bound inside functions that hand a nested function out: those it reads without
+    binding them are its closure's cells, which outlive a call as module names do. A helper
+    the enclosing function only calls (a ``dfs`` over a ``seen`` set made per call) shares
+    nothing between the calls the tests make."""
+    handing_out = {id(function) for function in facts.functions if _hands_out_inner(function)}
     return {
         node.id
         for node, scope in facts.scoped(ast.Name)
-        if scope is not None and isinstance(node.ctx, ast.Store)
+        if id(scope) in handing_out and isinstance(node.ctx, ast.Store)
     }
+
+
+def _hands_out_inner(function: FunctionNode) -> bool:
+    """Whether ``function`` lets a function defined in it outlive the call: names it other
+    than by calling it (``return inner``, ``registry.append(inner)``) or decorates it."""
+    nodes = list(scope_nodes(function.body))
+    inner = {
+        node.name for node in nodes if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    if any(isinstance(node, ast.Lambda) for node in nodes):
+        return True
+    if not inner:
+        return False
+    called = {
+        id(node.func) for node in nodes if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    return any(
+        isinstance(node, ast.Name)
+        and node.id in inner
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in called
+        for node in nodes
+    )
 
 
 def _toggles(
