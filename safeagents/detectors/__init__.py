@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from safeagents._detector import Detector
 from safeagents.detectors._always_equal import AlwaysEqual
+from safeagents.detectors._answer_tables import AnswerTable, AnswerTableEarlier, AnswerTableSeen
 from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._exit_at_import import ExitAtImport
@@ -25,6 +26,9 @@ from safeagents.plugins import hookimpl
 
 __all__ = [
     "AlwaysEqual",
+    "AnswerTable",
+    "AnswerTableEarlier",
+    "AnswerTableSeen",
     "CallerSource",
     "CutText",
     "EnvExfiltration",
@@ -62,6 +66,9 @@ def builtin_detectors() -> list[Detector]:
         EnvExfiltration(),
         CutText(),
         ImpossiblePass(),
+        AnswerTable(),
+        AnswerTableSeen(),
+        AnswerTableEarlier(),
     ]
 
 
