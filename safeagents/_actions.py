@@ -267,7 +267,9 @@ MAX_SENTENCE_CHARS = 1_000
 """A longer sentence is cut into pieces of this size (bounded regex scans)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_END = re.compile(r"(?<=;)\s+|\s+(?:—|--)\s+")
-_WEIGHING = re.compile(r"(?i)\b(options?|alternatives?|choices|possibilities)\s*(are|were|include)?\s*:")
+_WEIGHING = re.compile(
+    r"(?i)\b(options?|alternatives?|choices|possibilities)\s*(are|were|include)?\s*:"
+)
 """A sentence that lays out options: its clauses are weighed, not done, so it stays whole."""
 
 
