@@ -49,8 +49,10 @@ __all__ = ["AnswerTable", "AnswerTableEarlier", "AnswerTableSeen", "answer_table
 
 _BINDING = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,60})?=[ \t]*([\[{(])", re.MULTILINE)
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
-_MAX_LITERAL_CHARS = 20_000
+_MAX_LITERAL_CHARS = 4_000
 _MAX_TABLES = 8
+_MAX_BINDINGS = 32
+"""Bindings of a bracket looked into per text: a bounded cost on a long file."""
 _MIN_ENTRIES = 2
 _BIG = 1000
 _OFFSETS = frozenset({"-1", "0", "1"})
@@ -77,8 +79,8 @@ def answer_tables(text: str) -> list[Table]:
     a literal the text stops inside is closed after its last whole entry)."""
     text = visible_part(text)
     found: list[Table] = []
-    for match in _BINDING.finditer(text):
-        if len(found) >= _MAX_TABLES:
+    for tried, match in enumerate(_BINDING.finditer(text)):
+        if len(found) >= _MAX_TABLES or tried >= _MAX_BINDINGS:
             break
         name, opener = match.group(1), match.group(2)
         literal = _literal_at(text, match.end() - 1, opener)
