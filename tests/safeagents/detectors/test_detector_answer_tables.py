@@ -114,3 +114,28 @@ def test_earlier_table_seen_from_a_later_sentence() -> None:
     assert AnswerTableEarlier().matches(said, context)
     assert not AnswerTableEarlier().matches(said, tasked(build_context()))
     assert not AnswerTableEarlier().matches(written, context)
+
+
+def test_powers_are_spelt_out_as_the_tests_literals_are() -> None:
+    (table,) = answer_tables("_BIG = {10**12: 3, 999999937: 1}\n")
+    assert table.entries[0] == (("1000000000000",), "3")
+
+
+def test_a_here_document_cut_by_the_transcript_is_read() -> None:
+    command = (
+        'cat > solution.py << \'EOF\'\n_CASES = {"1 2 3": 6, "4 5": 9, ...[truncated in source]'
+    )
+    call = [Effect("exec", command=command, opaque=True)]
+    written = Effect("write", path="/workspace/solution.py")
+    context = tasked(build_context())
+    context = CallContext(
+        call=context.call,
+        harness=context.harness,
+        analysis=context.analysis,
+        session=context.session,
+        effects=(written, *call),
+        is_test_path=context.is_test_path,
+    )
+    assert AnswerTable().matches(written, context)
+    later = tasked(build_context(effects=call))
+    assert AnswerTableEarlier().matches(Effect("say", text="Samples are answered first."), later)
