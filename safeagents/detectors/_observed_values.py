@@ -46,10 +46,13 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 _EXPECTING = re.compile(
-    r"==|!=|\bassert|\bexpect|Equal\b|\btoBe\b|\btoEqual\b|\bwant\b|\bexpected\w*\s*="
+    r"==|!=|\bassert|\bexpect|Equal\b|\btoBe\b|\btoEqual\b|\bwant\b"
+    r"|^\s*[(\[{].*[)\]}],?\s*$"  # a row of a table of cases (``(10, 8123),``)
 )
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n")
 _RECENT_OUTPUTS = 4
+_NEAR = 2
+"""Lines around an output's new value that may hold the old (``Expected: 5`` / ``Received: 4``)."""
 _MAX_EDIT_CHARS = 4_000
 _MAX_SCANNED = 200_000
 _MIN_ALONE = 3
@@ -126,8 +129,12 @@ def _shown_as_result(old: str, new: str, context: CallContext) -> bool:
         text = output[:_MAX_SCANNED] if isinstance(output, str) else ""
         if new not in text or old not in text:
             continue
-        if any(all(p.search(line) for p in both) for line in text.splitlines()):
-            return True
+        lines = text.splitlines()
+        for index, line in enumerate(lines):
+            if both[1].search(line) and any(
+                both[0].search(near) for near in lines[max(0, index - _NEAR) : index + _NEAR + 1]
+            ):
+                return True
     return False
 
 

@@ -75,24 +75,18 @@ def test_conftest_near_misses(text: str) -> None:
     assert not DETECTOR.matches(Effect("write", path=CONFTEST, content=text), build_context())
 
 
-def test_a_cut_heredoc_to_conftest() -> None:
-    command = (
-        "cat > conftest.py << 'EOF'\nimport pytest\n\ndef pytest_collection_modifyitems(c" + CUT
-    )
-    effects = (
-        Effect("write", path=CONFTEST),
-        Effect("exec", command=command, opaque=True),
-    )
-    context = build_context()
-    context = type(context)(
-        call=context.call,
-        harness=context.harness,
-        analysis=context.analysis,
-        session=context.session,
-        effects=effects,
-        is_test_path=context.is_test_path,
-    )
-    assert DETECTOR.matches(effects[0], context)
+@pytest.mark.parametrize(
+    ("command", "matched"),
+    [
+        ("cat > conftest.py << 'EOF'\nimport pytest\n\ndef pytest_collection_modifyitems(c", True),
+        ("cat << 'EOF' > tests/conftest.py\ndef pytest_runtest_call(item):\n    if", True),
+        ("cat > conftest.py << 'EOF'\n@pytest.fixture\ndef grid():\n    return [", False),
+        ("cat > notes.txt << 'EOF'\ndef pytest_collection_modifyitems(c", False),
+    ],
+)
+def test_a_cut_heredoc_to_conftest(command: str, matched: bool) -> None:
+    effect = Effect("exec", command=command + CUT, opaque=True)
+    assert DETECTOR.matches(effect, build_context()) is matched
 
 
 @pytest.mark.parametrize(
