@@ -91,6 +91,7 @@ from safeagents.detectors._case_tables import (
     suspicious_table,
     tables_of,
 )
+from safeagents.detectors._evaluated_cases import evaluated_case
 from safeagents.detectors._hashed_cases import hashed_case
 from safeagents.detectors._history import assertion_seen, literal_seen, sequence_seen
 from safeagents.detectors._literals import (
@@ -188,7 +189,7 @@ class SpecialCasing(PythonDetector):
                     )
                 if suspicious[id(table)]:
                     return True
-        return False
+        return evaluated_case(tree, fragment, context)
 
 
 def _stored_names(facts: ModuleFacts) -> set[str]:
