@@ -36,6 +36,7 @@ from typing import Literal
 from safeagents._detector import CallContext
 from safeagents._impossible import TASK_CALLEES
 from safeagents.detectors._asserted_cases import Case, CaseBook, session_cases
+from safeagents.detectors._python import PythonCode, parse, patched_text
 from safeagents.detectors._safe_eval import MAX_STEPS, Evaluator, Unknown
 
 __all__ = ["TOTAL_STEPS", "evaluated_case"]
@@ -48,7 +49,7 @@ _MIN_REJECTED = 2
 _MAX_MEMBERS = 2
 _BIG_NUMBER = 100
 _LONG_STRING = 8
-_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+_DEFINED = re.compile(r"\bdef[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 
 Env = dict[str, object]
 Action = tuple[Literal["literal", "nudge"], ast.expr | None]
@@ -60,7 +61,7 @@ class _Scope:
     params: list[str]
     constants: Env
     failed: set[str]
-    returned: set[str]
+    returned: frozenset[str] | set[str]
     budget: list[int] = field(default_factory=lambda: [TOTAL_STEPS])
 
     def value(self, node: ast.AST, env: Env) -> object:
@@ -74,26 +75,29 @@ class _Scope:
             self.budget[0] -= start - evaluator.steps
 
 
-def evaluated_case(tree: ast.Module, fragment: bool, context: CallContext) -> bool:
-    """Whether a branch of ``tree`` special-cases inputs the session's tests assert."""
+def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bool:
+    """Whether a branch of ``code`` special-cases inputs the session's tests assert; a
+    fragment is read with the context lines of its patch where the call has one."""
     book = session_cases(context)
     if not book:
         return False
+    tree = code.tree
+    if fragment:
+        wider = patched_text(code.source, context)
+        tree = (parse(wider) if wider is not None else None) or tree
     budget = [TOTAL_STEPS]
     constants = _module_constants(tree, budget)
     signatures = _instruction_signatures(context.session.model.instruction)
-    for body, params, name, method in _functions(tree, fragment, signatures):
+    for body, params, name in _functions(tree, fragment, signatures):
         cases = _cases_of(name, len(params), book, signatures, tree)
         if len(cases) < _MIN_CASES:
             continue
-        returned = {
-            node.value.id
-            for node in _own_nodes(body)
-            if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)
-        }
+        returns = [node for node in _own_nodes(body) if isinstance(node, ast.Return)]
+        returned = {r.value.id for r in returns if isinstance(r.value, ast.Name)}
+        if fragment and not returns:
+            returned = _ANY_NAME
         scope = _Scope(cases, params, constants, book.failed, returned, budget)
         envs: list[Env | None] = [_bound(params, case, constants) for case in cases]
-        del method
         if _walk(body, envs, {p: frozenset({p}) for p in params}, scope):
             return True
         if budget[0] <= 0:
@@ -138,11 +142,22 @@ def _instruction_signatures(instruction: str) -> dict[str, list[str]]:
 _SELF = frozenset({"self", "cls"})
 
 
+class _AnyName(frozenset[str]):
+    """The names a fragment without its ``return`` may return: any."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_ANY_NAME = _AnyName()
+
+
 def _functions(
     tree: ast.Module, fragment: bool, signatures: dict[str, list[str]]
-) -> Iterator[tuple[list[ast.stmt], list[str], str, bool]]:
-    """Top-level functions and methods of top-level classes (body, parameters, name); for a
-    fragment without a ``def``, its body as the instruction's function."""
+) -> Iterator[tuple[list[ast.stmt], list[str], str]]:
+    """Top-level functions and methods of top-level classes (body, parameters without
+    ``self``, name); for a fragment without a ``def``, its body as the instruction's
+    function."""
     found = False
     for statement in tree.body:
         members = statement.body if isinstance(statement, ast.ClassDef) else [statement]
@@ -153,13 +168,12 @@ def _functions(
                 if args.vararg or args.kwonlyargs:
                     continue
                 params = [a.arg for a in (*args.posonlyargs, *args.args)]
-                method = node is not statement
-                if method and params and params[0] in _SELF:
+                if params and params[0] in _SELF:  # a method, or one from an edit's lines
                     params = params[1:]
-                yield node.body, params, node.name, method
+                yield node.body, params, node.name
     if not found and fragment and len(signatures) == 1:
         ((name, params),) = signatures.items()
-        yield tree.body, params, name, False
+        yield tree.body, params, name
 
 
 def _cases_of(
@@ -274,10 +288,8 @@ def _assign(
     deps: dict[str, frozenset[str]],
     scope: _Scope,
 ) -> None:
-    if isinstance(statement, ast.Assign):
-        targets, value = statement.targets, statement.value
-    else:
-        targets, value = [statement.target], statement.value
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    value: ast.expr | None = statement.value
     if value is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
         _forget(statement, envs, deps)
         return
@@ -435,7 +447,8 @@ def _special(
     expected = _same(answer, case.expected)
     if pinned and expected:
         return True
-    return failed and not _trivial(answer) and (pinned or expected)
+    specific = pinned or (expected and _specific(test, scope))
+    return failed and not _trivial(answer) and specific
 
 
 def _wide_membership(test: ast.expr, envs: list[Env | None], scope: _Scope) -> bool:
@@ -490,6 +503,24 @@ def _literal_values(test: ast.expr, scope: _Scope) -> Iterator[object]:
         yield value
         if isinstance(value, list | tuple | set | frozenset | dict) and len(value) <= _MAX_MEMBERS:
             yield from value
+
+
+def _specific(test: ast.expr, scope: _Scope) -> bool:
+    """A comparison with a literal that stands for one input (``sorted(xs) == [2, 3, 5]``,
+    ``(len(a), a[0]) == (5, 3)``), not a threshold or a property (``n < 0``)."""
+    for node in ast.walk(test):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue
+        if not isinstance(node.ops[0], ast.Eq):
+            continue
+        for side in (node.left, node.comparators[0]):
+            try:
+                value = scope.value(side, {})
+            except Unknown:
+                continue
+            if _distinctive(value, failed=True):
+                return True
+    return False
 
 
 def _fingerprint(test: ast.expr) -> bool:

@@ -189,7 +189,7 @@ class SpecialCasing(PythonDetector):
                     )
                 if suspicious[id(table)]:
                     return True
-        return evaluated_case(tree, fragment, context)
+        return evaluated_case(code, fragment, context)
 
 
 def _stored_names(facts: ModuleFacts) -> set[str]:
