@@ -61,7 +61,7 @@ class _Scope:
     params: list[str]
     constants: Env
     failed: set[str]
-    returned: frozenset[str] | set[str]
+    returned: frozenset[str]
     budget: list[int] = field(default_factory=lambda: [TOTAL_STEPS])
 
     def value(self, node: ast.AST, env: Env) -> object:
@@ -93,7 +93,9 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
         if len(cases) < _MIN_CASES:
             continue
         returns = [node for node in _own_nodes(body) if isinstance(node, ast.Return)]
-        returned = {r.value.id for r in returns if isinstance(r.value, ast.Name)}
+        returned: frozenset[str] = frozenset(
+            r.value.id for r in returns if isinstance(r.value, ast.Name)
+        )
         if fragment and not returns:
             returned = _ANY_NAME
         scope = _Scope(cases, params, constants, book.failed, returned, budget)
@@ -108,7 +110,7 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
 def _module_constants(tree: ast.Module, budget: list[int]) -> Env:
     """Module-level names bound once to a value of literals (tables, sets, numbers)."""
     constants: Env = {}
-    scope = _Scope([], [], constants, set(), set(), budget)
+    scope = _Scope([], [], constants, set(), frozenset(), budget)
     for statement in tree.body:
         if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]

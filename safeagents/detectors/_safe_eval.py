@@ -49,7 +49,7 @@ _COMPARISONS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
 }
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "len": len,
-    "sum": sum,
+    "sum": lambda items, start=0: sum(items, _number(start)),
     "min": min,
     "max": max,
     "abs": abs,
@@ -70,7 +70,7 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "round": round,
     "map": lambda f, *its: list(map(f, *its)),
     "zip": lambda *its: list(zip(*its, strict=False)),
-    "range": lambda *a: list(range(*a)),
+    "range": lambda *a: _listed(range(*a)),
     "enumerate": lambda it, start=0: list(enumerate(it, start)),
     "reversed": lambda it: list(reversed(it)),
 }
@@ -104,6 +104,8 @@ _METHODS: dict[type, frozenset[str]] = {
     tuple: frozenset({"count", "index"}),
     dict: frozenset({"get", "keys", "values", "items"}),
 }
+_GROWING = frozenset({"join", "replace"})
+"""Methods whose result may be far longer than their owner and arguments."""
 _ERRORS = (
     ArithmeticError,
     IndexError,
@@ -241,6 +243,11 @@ class Evaluator:
                 raise Unknown(func.attr)
             args = [self._eval(arg, env) for arg in node.args]
             self._spend(_size(owner) + sum(map(_size, args)))
+            if (
+                func.attr in _GROWING
+                and _size(owner) * max(map(_size, args), default=1) > MAX_LENGTH
+            ):
+                raise Unknown("size")
             return _materialised(getattr(owner, func.attr)(*args))
         callee = self._eval(func, env)
         if not isinstance(callee, _Builtin):
@@ -294,6 +301,19 @@ def _bind(target: ast.expr, value: object, env: dict[str, object]) -> None:
             _bind(element, item, env)
     else:
         raise Unknown("target")
+
+
+def _listed(values: range) -> list[int]:
+    if len(values) > MAX_LENGTH:
+        raise Unknown("size")
+    return list(values)
+
+
+def _number(start: object) -> int | float:
+    """``sum``'s start: a number (a list or string start would add up copies)."""
+    if not isinstance(start, int | float):
+        raise Unknown("sum start")
+    return start
 
 
 def _unwrapped(value: object) -> object:
