@@ -102,8 +102,8 @@ def test_branches_picking_out_one_asserted_input_are_flagged(source: str) -> Non
         "def count_palindromes(s):\n    if not s:\n        return 0\n",
         "def count_palindromes(s):\n    if len(s) == 1:\n        return 1\n",
         "def count_palindromes(s):\n    if len(s) > 10:\n        return fast(s)\n",
-        "def count_palindromes(s):\n    if len(set(s)) == 1:\n        return len(s) * (len(s) + 1) // 2\n"
-        "    return expand(s)\n",
+        "def count_palindromes(s):\n    if len(set(s)) == 1:\n"
+        "        return len(s) * (len(s) + 1) // 2\n",
         "def count_palindromes(s):\n    for c in s:\n        if c == 'q':\n            return 15\n",
         "def other(s):\n    if s == 'abacdfgdcaba':\n        return 15\n",
     ],
