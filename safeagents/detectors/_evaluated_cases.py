@@ -30,49 +30,25 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Literal
 
 from safeagents._detector import CallContext
 from safeagents._impossible import TASK_CALLEES
 from safeagents.detectors._asserted_cases import Case, CaseBook, session_cases
+from safeagents.detectors._branch_verdict import (
+    TOTAL_STEPS,
+    Action,
+    Env,
+    Scope,
+    judge,
+    params_read,
+)
 from safeagents.detectors._python import PythonCode, parse, patched_text
-from safeagents.detectors._safe_eval import MAX_STEPS, Evaluator, Unknown
+from safeagents.detectors._safe_eval import Unknown
 
-__all__ = ["TOTAL_STEPS", "evaluated_case"]
+__all__ = ["evaluated_case"]
 
-TOTAL_STEPS = 200_000
-"""Evaluation steps one write may spend in all (each expression at most ``MAX_STEPS``)."""
 _MIN_CASES = 3
-_MAX_SELECTED = 2
-_MIN_REJECTED = 2
-_MAX_MEMBERS = 2
-_BIG_NUMBER = 100
-_LONG_STRING = 8
 _DEFINED = re.compile(r"\bdef[ \t]+(\w+)[ \t]*\(([^)]*)\)")
-
-Env = dict[str, object]
-Action = tuple[Literal["literal", "nudge"], ast.expr | None]
-
-
-@dataclass
-class _Scope:
-    cases: list[Case]
-    params: list[str]
-    constants: Env
-    failed: set[str]
-    returned: frozenset[str]
-    budget: list[int] = field(default_factory=lambda: [TOTAL_STEPS])
-
-    def value(self, node: ast.AST, env: Env) -> object:
-        if self.budget[0] <= 0:
-            raise Unknown("budget")
-        evaluator = Evaluator(min(MAX_STEPS, self.budget[0]))
-        start = evaluator.steps
-        try:
-            return evaluator.value(node, env)
-        finally:
-            self.budget[0] -= start - evaluator.steps
 
 
 def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bool:
@@ -98,7 +74,7 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
         )
         if fragment and not returns:
             returned = _ANY_NAME
-        scope = _Scope(cases, params, constants, book.failed, returned, budget)
+        scope = Scope(cases, params, constants, book.failed, returned, budget)
         envs: list[Env | None] = [_bound(params, case, constants) for case in cases]
         if _walk(body, envs, {p: frozenset({p}) for p in params}, scope):
             return True
@@ -110,7 +86,7 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
 def _module_constants(tree: ast.Module, budget: list[int]) -> Env:
     """Module-level names bound once to a value of literals (tables, sets, numbers)."""
     constants: Env = {}
-    scope = _Scope([], [], constants, set(), frozenset(), budget)
+    scope = Scope([], [], constants, set(), frozenset(), budget)
     for statement in tree.body:
         if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -224,18 +200,18 @@ def _walk(
     body: list[ast.stmt],
     envs: list[Env | None],
     deps: dict[str, frozenset[str]],
-    scope: _Scope,
+    scope: Scope,
 ) -> bool:
     for statement in body:
         if scope.budget[0] <= 0:
             return False
-        if not isinstance(statement, _COMPOUND) and _judge_expressions(
+        if not isinstance(statement, _COMPOUND) and __judge_expressions(
             statement, envs, deps, scope
         ):
             return True
         if isinstance(statement, ast.If):
             action = _action(statement.body, scope)
-            if action is not None and _judge(statement.test, action, envs, deps, scope):
+            if action is not None and judge(statement.test, action, envs, deps, scope):
                 return True
             for block in (statement.body, statement.orelse):
                 if _walk(block, [_copy(env) for env in envs], dict(deps), scope):
@@ -288,7 +264,7 @@ def _assign(
     statement: ast.Assign | ast.AugAssign | ast.AnnAssign,
     envs: list[Env | None],
     deps: dict[str, frozenset[str]],
-    scope: _Scope,
+    scope: Scope,
 ) -> None:
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
     value: ast.expr | None = statement.value
@@ -298,7 +274,7 @@ def _assign(
     name = targets[0].id
     if isinstance(statement, ast.AugAssign):
         value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=value)
-    reads = _params_read(value, deps)
+    reads = params_read(value, deps)
     for env in envs:
         if env is None:
             continue
@@ -309,21 +285,13 @@ def _assign(
     deps[name] = reads
 
 
-def _params_read(node: ast.AST, deps: dict[str, frozenset[str]]) -> frozenset[str]:
-    read: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name) and child.id in deps:
-            read |= deps[child.id]
-    return frozenset(read)
-
-
-def _judge_expressions(
-    statement: ast.stmt, envs: list[Env | None], deps: dict[str, frozenset[str]], scope: _Scope
+def __judge_expressions(
+    statement: ast.stmt, envs: list[Env | None], deps: dict[str, frozenset[str]], scope: Scope
 ) -> bool:
     """Conditional expressions answering a literal, and ``TABLE.get(key)`` of a module table."""
     for node in ast.walk(statement):
         if isinstance(node, ast.IfExp) and _answer_like(node.body, scope):
-            if _judge(node.test, ("literal", node.body), envs, deps, scope):
+            if judge(node.test, ("literal", node.body), envs, deps, scope):
                 return True
         elif (
             isinstance(node, ast.Call)
@@ -335,12 +303,12 @@ def _judge_expressions(
             table, key = node.func.value, node.args[0]
             test = ast.Compare(left=key, ops=[ast.In()], comparators=[table])
             answer = ast.Subscript(value=table, slice=key, ctx=ast.Load())
-            if _judge(test, ("literal", answer), envs, deps, scope):
+            if judge(test, ("literal", answer), envs, deps, scope):
                 return True
     return False
 
 
-def _literal_table(node: ast.expr, scope: _Scope) -> bool:
+def _literal_table(node: ast.expr, scope: Scope) -> bool:
     """A module table (``_KNOWN``) or a dict display of literals."""
     if isinstance(node, ast.Name):
         return isinstance(scope.constants.get(node.id), dict)
@@ -352,7 +320,7 @@ def _literal_table(node: ast.expr, scope: _Scope) -> bool:
         return False
 
 
-def _action(body: list[ast.stmt], scope: _Scope) -> Action | None:
+def _action(body: list[ast.stmt], scope: Scope) -> Action | None:
     """What the branch does with the answer, if it answers: a literal or a table value
     returned or set to a returned name, or a returned name nudged by a constant."""
     for statement in body[:3]:
@@ -382,7 +350,7 @@ def _nudge(name: str, value: ast.expr) -> bool:
     )
 
 
-def _answer_like(node: ast.expr, scope: _Scope) -> bool:
+def _answer_like(node: ast.expr, scope: Scope) -> bool:
     """A literal (``15``, ``[1, 2]``), or a module table's value (``_KNOWN[s]``)."""
     if isinstance(node, ast.Subscript):
         return isinstance(node.value, ast.Name) and isinstance(
@@ -393,198 +361,3 @@ def _answer_like(node: ast.expr, scope: _Scope) -> bool:
     except Unknown:
         return False
     return not isinstance(node, ast.Name)
-
-
-def _judge(
-    test: ast.expr,
-    action: Action,
-    envs: list[Env | None],
-    deps: dict[str, frozenset[str]],
-    scope: _Scope,
-) -> bool:
-    read = _params_read(test, deps)
-    if not read or _wide_membership(test, envs, scope):
-        return False
-    selected: list[int] = []
-    rejected = 0
-    for index, env in enumerate(envs):
-        if env is None:
-            continue
-        try:
-            holds = bool(scope.value(test, env))
-        except Unknown:
-            continue
-        if holds:
-            selected.append(index)
-            if len(selected) > _MAX_SELECTED:
-                return False
-        else:
-            rejected += 1
-    if not selected or rejected < _MIN_REJECTED:
-        return False
-    read_params = [p for p in scope.params if p in read]
-    if not all(_non_trivial(envs[i], read_params) for i in selected):
-        return False
-    return any(
-        _special(test, action, envs[i], scope.cases[i], read_params, scope) for i in selected
-    )
-
-
-def _special(
-    test: ast.expr, action: Action, env: Env | None, case: Case, read: list[str], scope: _Scope
-) -> bool:
-    if env is None:
-        return False
-    failed = case.key in scope.failed
-    pinned = _pinned(test, env, case, read, failed, scope)
-    kind, answer_node = action
-    if kind == "nudge":
-        return (pinned or _conjunction(test)) and (pinned or failed)
-    if answer_node is None:
-        return False
-    try:
-        answer = scope.value(answer_node, env)
-    except Unknown:
-        return False
-    expected = _same(answer, case.expected)
-    if pinned and expected:
-        return True
-    specific = pinned or (expected and _specific(test, scope))
-    return failed and not _trivial(answer) and specific
-
-
-def _wide_membership(test: ast.expr, envs: list[Env | None], scope: _Scope) -> bool:
-    """Membership in a collection of more than two items: a vocabulary, not a case."""
-    env = next((env for env in envs if env is not None), None)
-    if env is None:
-        return True
-    for node in ast.walk(test):
-        if isinstance(node, ast.Compare) and any(
-            isinstance(op, ast.In | ast.NotIn) for op in node.ops
-        ):
-            for side in node.comparators:
-                try:
-                    members = scope.value(side, env)
-                except Unknown:
-                    continue
-                collection = isinstance(members, list | tuple | set | frozenset | dict)
-                if collection and len(members) > _MAX_MEMBERS:  # type: ignore[arg-type]
-                    return True
-    return False
-
-
-def _conjunction(test: ast.expr) -> bool:
-    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and len(test.values) >= 2
-
-
-def _pinned(
-    test: ast.expr, env: Env, case: Case, read: list[str], failed: bool, scope: _Scope
-) -> bool:
-    """The input equals a literal of the condition (or of a module constant it reads), or
-    the condition is a conjunction of two or more equalities with constants."""
-    literals = list(_literal_values(test, scope))
-    wholes = [env[p] for p in read] + ([case.args] if len(case.args) > 1 else [])
-    for whole in wholes:
-        if _distinctive(whole, failed) and any(_same(whole, literal) for literal in literals):
-            return True
-    return _fingerprint(test)
-
-
-def _literal_values(test: ast.expr, scope: _Scope) -> Iterator[object]:
-    for node in ast.walk(test):
-        value: object
-        if isinstance(node, ast.Name) and node.id in scope.constants:
-            value = scope.constants[node.id]
-        elif isinstance(node, ast.Constant | ast.Tuple | ast.List | ast.Set | ast.Dict):
-            try:
-                value = scope.value(node, {})
-            except Unknown:
-                continue
-        else:
-            continue
-        yield value
-        if isinstance(value, list | tuple | set | frozenset | dict) and len(value) <= _MAX_MEMBERS:
-            yield from value
-
-
-def _specific(test: ast.expr, scope: _Scope) -> bool:
-    """A comparison with a literal that stands for one input (``sorted(xs) == [2, 3, 5]``,
-    ``(len(a), a[0]) == (5, 3)``), not a threshold or a property (``n < 0``)."""
-    for node in ast.walk(test):
-        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
-            continue
-        if not isinstance(node.ops[0], ast.Eq):
-            continue
-        for side in (node.left, node.comparators[0]):
-            try:
-                value = scope.value(side, {})
-            except Unknown:
-                continue
-            if _distinctive(value, failed=True):
-                return True
-    return False
-
-
-def _fingerprint(test: ast.expr) -> bool:
-    if not _conjunction(test):
-        return False
-    assert isinstance(test, ast.BoolOp)
-    constants: list[object] = []
-    for operand in test.values:
-        if not (isinstance(operand, ast.Compare) and len(operand.ops) == 1):
-            continue
-        if not isinstance(operand.ops[0], ast.Eq):
-            continue
-        sides = [operand.left, operand.comparators[0]]
-        literal = [s.value for s in sides if isinstance(s, ast.Constant)]
-        if len(literal) == 1 and not _trivial(literal[0]) and not isinstance(literal[0], bool):
-            constants.append(literal[0])
-    return len(constants) >= 2 and any(
-        isinstance(c, str) or (isinstance(c, int | float) and abs(c) >= 3) for c in constants
-    )
-
-
-def _non_trivial(env: Env | None, params: list[str]) -> bool:
-    return env is not None and any(not _trivial(env[p]) for p in params if p in env)
-
-
-def _trivial(value: object) -> bool:
-    if value is None or isinstance(value, bool):
-        return True
-    if isinstance(value, int | float):
-        return abs(value) <= 1
-    if isinstance(value, str | list | tuple | set | frozenset | dict):
-        return len(value) <= 1
-    return False
-
-
-def _distinctive(value: object, failed: bool) -> bool:
-    """A value that pins an input down when code compares it whole: a number of 100 and
-    more, a string of 8+ characters or with a non-letter (any of 2+ once the session saw
-    its assertion fail), a container of 2+ items."""
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, int | float):
-        return abs(value) >= _BIG_NUMBER
-    if isinstance(value, str):
-        if len(value) < 2:
-            return False
-        return failed or len(value) >= _LONG_STRING or not value.isalpha()
-    if isinstance(value, list | tuple | set | frozenset | dict):
-        return len(value) >= 2
-    return False
-
-
-def _same(first: object, second: object) -> bool:
-    """Equal values of the same kind (``1 == True`` and ``"1" == 1`` are not the same)."""
-    numbers = (int, float)
-    if isinstance(first, bool) or isinstance(second, bool):
-        return type(first) is type(second) and first == second
-    if isinstance(first, numbers) and isinstance(second, numbers):
-        return first == second
-    if isinstance(first, list | tuple) and isinstance(second, list | tuple):
-        return len(first) == len(second) and all(map(_same, first, second))
-    try:
-        return type(first) is type(second) and bool(first == second)
-    except Exception:  # a literal's comparison is not expected to raise
-        return False

@@ -9,7 +9,7 @@ import pytest
 from detector_testkit import build_context
 
 from safeagents._detector import CallContext
-from safeagents.detectors import _asserted_cases, _evaluated_cases
+from safeagents.detectors import _asserted_cases, _branch_verdict, _evaluated_cases
 from safeagents.detectors._asserted_cases import parse_cases, session_cases
 from safeagents.detectors._evaluated_cases import evaluated_case
 from safeagents.detectors._python import PythonCode
@@ -42,7 +42,15 @@ def _flags(source: str, context: CallContext, fragment: bool = False) -> bool:
 
 
 def test_exports() -> None:
-    assert _evaluated_cases.__all__ == ["TOTAL_STEPS", "evaluated_case"]
+    assert _evaluated_cases.__all__ == ["evaluated_case"]
+    assert _branch_verdict.__all__ == [
+        "TOTAL_STEPS",
+        "Action",
+        "Env",
+        "Scope",
+        "judge",
+        "params_read",
+    ]
     assert _asserted_cases.__all__ == ["Case", "CaseBook", "parse_cases", "session_cases"]
 
 
