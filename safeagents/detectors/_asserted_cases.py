@@ -14,8 +14,9 @@ from __future__ import annotations
 import ast
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
@@ -49,6 +50,8 @@ class Case(NamedTuple):
 
 class _Parsed(NamedTuple):
     cases: tuple[Case, ...]
+    idents: tuple[tuple[str, str], ...]
+    """Each case's call and expected value as written, which the book keeps one of."""
     failed: frozenset[str]
 
 
@@ -74,7 +77,8 @@ def _parse(text: str) -> _Parsed:
         cases.append(case)
         if failure and (">" in match.group("prefix") or _after_frame(text, match.start())):
             failed.add(case.key)
-    return _Parsed(tuple(cases), frozenset(failed))
+    idents = tuple((case.key, repr(case.expected)) for case in cases)
+    return _Parsed(tuple(cases), idents, frozenset(failed))
 
 
 def _after_frame(text: str, start: int) -> bool:
@@ -143,11 +147,12 @@ class CaseBook:
         self.keys: set[tuple[str, str]] = set()
 
     def add(self, parsed: _Parsed) -> None:
-        for case in parsed.cases:
-            if (case.key, repr(case.expected)) in self.keys or len(self.keys) >= _MAX_CASES:
-                continue
-            self.keys.add((case.key, repr(case.expected)))
-            self.by_callee.setdefault(case.callee, []).append(case)
+        for case, ident in zip(parsed.cases, parsed.idents, strict=True):
+            if len(self.keys) >= _MAX_CASES:
+                break
+            if ident not in self.keys:
+                self.keys.add(ident)
+                self.by_callee.setdefault(case.callee, []).append(case)
         self.failed.update(parsed.failed)
 
     def copy(self) -> CaseBook:
@@ -162,48 +167,74 @@ class CaseBook:
 
 
 class _Ledger(NamedTuple):
+    """A session's book as of its first ``outputs_read`` outputs and ``effects_read`` effects;
+    the last of each is kept to recognise the same session in a fork (forks copy the lists,
+    not their items)."""
+
     instruction: str
-    outputs: list[str]
-    effects: list[Effect]
-    read: tuple[int, int]
+    outputs_read: int
+    last_output: object
+    output_book: CaseBook
+    effects_read: int
+    last_effect: object
     book: CaseBook
 
 
 _lock = threading.Lock()
-_last: _Ledger | None = None
+_ledgers: OrderedDict[int, _Ledger] = OrderedDict()
+_LEDGERS = 64
+
+
+def _extends(items: list[Any], read: int, last: object) -> bool:
+    return read <= len(items) and (read == 0 or items[read - 1] is last)
 
 
 def session_cases(context: CallContext) -> CaseBook:
-    """The book of ``context``'s session so far, grown from the last one asked for when it
-    is the same session with more outputs and effects."""
-    global _last
+    """The book of ``context``'s session so far, grown from the last one asked for the same
+    session (or a fork of it) with only its new outputs and effects read."""
     session = context.session
     instruction, outputs, effects = session.model.instruction, session.tool_outputs, session.effects
     with _lock:
-        last = _last
-    if (
-        last is not None
-        and last.instruction is instruction
-        and last.outputs is outputs
-        and last.effects is effects
-        and last.read[0] <= len(outputs)
-        and last.read[1] <= len(effects)
-    ):
-        if last.read == (len(outputs), len(effects)):
-            return last.book
-        book = last.book.copy()
-        start_outputs, start_effects = last.read
+        ledger = _ledgers.get(id(instruction))
+    if ledger is not None and ledger.instruction is not instruction:
+        ledger = None
+    if ledger is not None and _extends(outputs, ledger.outputs_read, ledger.last_output):
+        output_book, outputs_read = ledger.output_book, ledger.outputs_read
     else:
-        book = CaseBook()
-        book.add(_parsed(instruction))
-        start_outputs = start_effects = 0
-    for output in outputs[start_outputs:]:
-        if isinstance(output, str) and output:
-            book.add(_parsed(output))
-    for text in _test_writes(effects[start_effects:], context):
+        output_book, outputs_read = CaseBook(), 0
+        output_book.add(_parsed(instruction))
+    if (
+        ledger is not None
+        and output_book is ledger.output_book
+        and outputs_read == len(outputs)
+        and _extends(effects, ledger.effects_read, ledger.last_effect)
+    ):
+        if ledger.effects_read == len(effects):
+            return ledger.book
+        book, effects_read = ledger.book.copy(), ledger.effects_read
+    else:
+        if outputs_read < len(outputs):
+            output_book = output_book.copy()
+            for output in outputs[outputs_read:]:
+                if isinstance(output, str) and output:
+                    output_book.add(_parsed(output))
+        book, effects_read = output_book.copy(), 0
+    for text in _test_writes(effects[effects_read:], context):
         book.add(_parsed(text))
+    grown = _Ledger(
+        instruction,
+        len(outputs),
+        outputs[-1] if outputs else None,
+        output_book,
+        len(effects),
+        effects[-1] if effects else None,
+        book,
+    )
     with _lock:
-        _last = _Ledger(instruction, outputs, effects, (len(outputs), len(effects)), book)
+        _ledgers[id(instruction)] = grown
+        _ledgers.move_to_end(id(instruction))
+        while len(_ledgers) > _LEDGERS:
+            _ledgers.popitem(last=False)
     return book
 
 

@@ -64,7 +64,7 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
     budget = [TOTAL_STEPS]
     constants = _module_constants(tree, budget)
     signatures = _instruction_signatures(context.session.model.instruction)
-    for body, params, name in _functions(tree, fragment, signatures):
+    for body, params, name in _functions(tree, fragment, signatures, _callees(book, signatures)):
         cases = _cases_of(name, len(params), book, signatures, tree)
         if len(cases) < _MIN_CASES:
             continue
@@ -130,18 +130,31 @@ class _AnyName(frozenset[str]):
 _ANY_NAME = _AnyName()
 
 
+def _callees(book: CaseBook, signatures: dict[str, list[str]]) -> set[str] | None:
+    """The names of functions the tests call; None when any function may be the one the
+    tests call as ``candidate`` (no instruction names it)."""
+    names = set(book.by_callee)
+    if any(callee in book.by_callee for callee in TASK_CALLEES):
+        if not signatures:
+            return None
+        names.update(signatures)
+    return names
+
+
 def _functions(
-    tree: ast.Module, fragment: bool, signatures: dict[str, list[str]]
+    tree: ast.Module, fragment: bool, signatures: dict[str, list[str]], callees: set[str] | None
 ) -> Iterator[tuple[list[ast.stmt], list[str], str]]:
     """Top-level functions and methods of top-level classes (body, parameters without
-    ``self``, name); for a fragment without a ``def``, its body as the instruction's
-    function."""
+    ``self``, name) that the tests may call (``callees``, None for any); for a fragment
+    without a ``def``, its body as the instruction's function."""
     found = False
     for statement in tree.body:
         members = statement.body if isinstance(statement, ast.ClassDef) else [statement]
         for node in members:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 found = True
+                if callees is not None and node.name not in callees:
+                    continue
                 args = node.args
                 if args.vararg or args.kwonlyargs:
                     continue

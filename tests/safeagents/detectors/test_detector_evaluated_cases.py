@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import time
+from dataclasses import replace
 
 import pytest
 from detector_testkit import build_context
@@ -86,6 +87,20 @@ def test_the_book_grows_with_the_session_without_reading_old_outputs_again() -> 
     assert grown is not first
     assert grown.failed == {"candidate('abacdfgdcaba')"}
     assert len(grown.by_callee["count_palindromes"]) == 1
+
+
+def test_a_fork_of_the_session_reuses_its_book() -> None:
+    """The firewall checks every call on a fork (copied lists, the same items): the book
+    must not be read again from the first output, or a check costs the session's length."""
+    context = _context("assert count_palindromes('xyz') == 3\n", FAILED)
+    book = session_cases(context)
+    fork = context.session.fork()
+    assert session_cases(replace(context, session=fork)) is book
+    fork.observe_output("assert count_palindromes('q') == 1\n")
+    grown = session_cases(replace(context, session=fork))
+    assert grown is not book and grown.failed == book.failed
+    assert len(grown.by_callee["count_palindromes"]) == 2
+    assert session_cases(context) is not grown  # the parent did not see the fork's output
 
 
 @pytest.mark.parametrize(
