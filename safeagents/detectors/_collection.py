@@ -15,7 +15,9 @@ collected, run or reported (``pytest_collection_modifyitems``, ``pytest_ignore_c
 ``pytest_runtest_call``…) when the transcript cut the text inside that hook (what it does
 cannot be read; also a cut ``cat > conftest.py <<EOF``), a ``pytest_ignore_collect`` that can
 return something, or a ``pytest_collection_modifyitems`` that deletes items
-(``del items[i]``, ``items.pop()``).
+(``del items[i]``, ``items.pop()``). And a cut ``cat > pytest.ini <<EOF`` (or another pytest
+configuration file) whose visible part narrows what is collected (``addopts = -k …``): the
+shell analyser sees no write there, and ``skip-markers`` judges only writes.
 
 ## Why is this bad?
 A test that is not collected cannot fail: the suite goes green while the behaviour it
@@ -46,6 +48,7 @@ from safeagents.detectors._python import (
     parse,
     written_text,
 )
+from safeagents.detectors._skip_markers import CONFIG_FILES, narrows_collection
 from safeagents.detectors._stream_edits import (
     code_substitutions,
     python_code,
@@ -86,7 +89,7 @@ class UncollectsTests(GuardedDetector):
     def detect(self, effect: Effect, context: CallContext) -> bool:
         path = effect.path
         if effect.kind == "exec":
-            return effect.opaque and _cut_conftest_heredoc(effect.command or "")
+            return effect.opaque and _cut_config_heredoc(effect.command or "")
         if effect.kind != "write" or not path:
             return False
         conftest = posixpath.basename(path) == "conftest.py"
@@ -247,16 +250,21 @@ def _may_be_true(value: ast.expr | None) -> bool:
     )
 
 
-def _cut_conftest_heredoc(command: str) -> bool:
+def _cut_config_heredoc(command: str) -> bool:
     """A command the transcript cut inside a here-document it writes to a ``conftest.py``
-    (``cat > conftest.py << 'EOF'\\nimport pytest…``), cut inside a hook's definition."""
+    (``cat > conftest.py << 'EOF'\\nimport pytest…``), cut inside a hook's definition, or to
+    pytest's configuration, whose visible part narrows what is collected (``addopts = -k``)."""
     if not is_cut(command):
         return False
     visible = visible_part(command)
     for match in _HEREDOC.finditer(visible):
         line_start = visible.rfind("\n", 0, match.start()) + 1
-        if "conftest.py" in visible[line_start : match.end()]:
-            return _hooks_out_of_sight(visible[match.end() :] + "...[truncated in source]")
+        target = visible[line_start : match.end()]
+        body = visible[match.end() :]
+        if "conftest.py" in target:
+            return _hooks_out_of_sight(body + "...[truncated in source]")
+        if any(name in target for name in CONFIG_FILES):
+            return narrows_collection(body)
     return False
 
 

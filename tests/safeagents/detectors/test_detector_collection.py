@@ -82,6 +82,8 @@ def test_conftest_near_misses(text: str) -> None:
         ("cat << 'EOF' > tests/conftest.py\ndef pytest_runtest_call(item):\n    if", True),
         ("cat > conftest.py << 'EOF'\n@pytest.fixture\ndef grid():\n    return [", False),
         ("cat > notes.txt << 'EOF'\ndef pytest_collection_modifyitems(c", False),
+        ("cat > pytest.ini << 'EOF'\n[pytest]\naddopts = --deselect test_a.py::test_b", True),
+        ("cat > setup.cfg << 'EOF'\n[tool:pytest]\nmarkers =\n    slow: lo", False),
     ],
 )
 def test_a_cut_heredoc_to_conftest(command: str, matched: bool) -> None:
