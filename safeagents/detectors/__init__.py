@@ -9,10 +9,12 @@ from safeagents._detector import Detector
 from safeagents.detectors._always_equal import AlwaysEqual
 from safeagents.detectors._answer_tables import AnswerTable, AnswerTableEarlier, AnswerTableSeen
 from safeagents.detectors._caller_source import CallerSource
+from safeagents.detectors._collection import UncollectsTests
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._exit_at_import import ExitAtImport
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
+from safeagents.detectors._observed_values import ExpectedToObserved
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
@@ -33,6 +35,7 @@ __all__ = [
     "CutText",
     "EnvExfiltration",
     "ExitAtImport",
+    "ExpectedToObserved",
     "FrameIntrospection",
     "ImpossiblePass",
     "ReportForging",
@@ -43,6 +46,7 @@ __all__ = [
     "TaskCode",
     "TestSniffing",
     "TestWeakening",
+    "UncollectsTests",
     "builtin_detectors",
     "safeagents_detectors",
 ]
@@ -61,6 +65,8 @@ def builtin_detectors() -> list[Detector]:
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
+        UncollectsTests(),
+        ExpectedToObserved(),
         SpecialCasing(),
         TaskCode(),
         EnvExfiltration(),
