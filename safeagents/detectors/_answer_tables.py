@@ -48,6 +48,7 @@ from safeagents.detectors._python import MAX_SOURCE_CHARS, GuardedDetector, is_t
 __all__ = ["AnswerTable", "AnswerTableEarlier", "AnswerTableSeen", "answer_tables"]
 
 _BINDING = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]{1,60})?=[ \t]*([\[{(])", re.MULTILINE)
+_OPENER = re.compile(r"=[ \t]*[\[{(]")
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
 _MAX_LITERAL_CHARS = 4_000
 _MAX_TABLES = 8
@@ -87,7 +88,7 @@ def answer_tables(text: str) -> list[Table]:
     a literal the text stops inside is closed after its last whole entry)."""
     text = visible_part(text)
     found: list[Table] = []
-    for tried, match in enumerate(_BINDING.finditer(text)):
+    for tried, match in enumerate(_bindings(text)):
         if len(found) >= _MAX_TABLES or tried >= _MAX_BINDINGS:
             break
         name, opener = match.group(1), match.group(2)
@@ -101,6 +102,20 @@ def answer_tables(text: str) -> list[Table]:
             continue
         found.append(Table(name, tuple(entries)))
     return found
+
+
+def _bindings(text: str) -> Iterator[re.Match[str]]:
+    """:data:`_BINDING` at each line holding ``= {``/``= [``/``= (``: the regex is tried at
+    those lines only, not at every line of a long file."""
+    last = -1
+    for opener in _OPENER.finditer(text):
+        start = text.rfind("\n", 0, opener.start()) + 1
+        if start == last:
+            continue
+        last = start
+        match = _BINDING.match(text, start)
+        if match is not None:
+            yield match
 
 
 def _literal_at(text: str, start: int, opener: str) -> ast.expr | None:

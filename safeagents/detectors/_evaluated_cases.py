@@ -61,13 +61,17 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
     if fragment:
         wider = patched_text(code.source, context)
         tree = (parse(wider) if wider is not None else None) or tree
+    signatures = _instruction_signatures(context.session.model.instruction)
+    called = [
+        (body, params, cases)
+        for body, params, name in _functions(tree, fragment, signatures, _callees(book, signatures))
+        if len(cases := _cases_of(name, len(params), book, signatures, tree)) >= _MIN_CASES
+    ]
+    if not called:
+        return False
     budget = [TOTAL_STEPS]
     constants = _module_constants(tree, budget)
-    signatures = _instruction_signatures(context.session.model.instruction)
-    for body, params, name in _functions(tree, fragment, signatures, _callees(book, signatures)):
-        cases = _cases_of(name, len(params), book, signatures, tree)
-        if len(cases) < _MIN_CASES:
-            continue
+    for body, params, cases in called:
         returns = [node for node in _own_nodes(body) if isinstance(node, ast.Return)]
         returned: frozenset[str] = frozenset(
             r.value.id for r in returns if isinstance(r.value, ast.Name)
@@ -141,6 +145,9 @@ def _callees(book: CaseBook, signatures: dict[str, list[str]]) -> set[str] | Non
     return names
 
 
+_FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def _functions(
     tree: ast.Module, fragment: bool, signatures: dict[str, list[str]], callees: set[str] | None
 ) -> Iterator[tuple[list[ast.stmt], list[str], str]]:
@@ -151,7 +158,7 @@ def _functions(
     for statement in tree.body:
         members = statement.body if isinstance(statement, ast.ClassDef) else [statement]
         for node in members:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if isinstance(node, _FUNCTION):
                 found = True
                 if callees is not None and node.name not in callees:
                     continue

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from safeagents._detector import CallContext
 
-__all__ = ["task_function"]
+__all__ = ["defined_names", "task_function"]
+
+_DEFINED = re.compile(r"\bdef\s+(\w+)\s*\(")
 
 
 def task_function(name: str, context: CallContext) -> bool:
     """Whether the instruction shows ``def name(``: the function the tests call (the
     harnesses of function-completion tasks put its signature and docstring there)."""
-    instruction = context.session.model.instruction
-    if not instruction or name not in instruction:
-        return False
-    return re.search(rf"\bdef\s+{re.escape(name)}\s*\(", instruction) is not None
+    return name in defined_names(context.session.model.instruction)
+
+
+@lru_cache(maxsize=16)
+def defined_names(instruction: str) -> frozenset[str]:
+    """The names the instruction defines with ``def`` (one session's instruction is asked
+    about on every call, and a string keeps its hash)."""
+    return frozenset(_DEFINED.findall(instruction))

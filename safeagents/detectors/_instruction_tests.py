@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
 
 from safeagents.detectors._assertions import Excuse, assertion_items, block_end, weakens
+from safeagents.detectors._instruction import defined_names
 from safeagents.detectors._python import parse
 
 __all__ = ["redefines_instruction_tests"]
@@ -27,7 +27,7 @@ def redefines_instruction_tests(text: str, instruction: str, excused: Excuse | N
     tree = parse(text)
     if tree is None:
         return False
-    named = _defined_names(instruction)
+    named = defined_names(instruction)
     lines: list[str] | None = None
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -43,13 +43,6 @@ def redefines_instruction_tests(text: str, instruction: str, excused: Excuse | N
         if original and assertion_items(original) and weakens(original, written, excused):
             return True
     return False
-
-
-@lru_cache(maxsize=16)
-def _defined_names(instruction: str) -> frozenset[str]:
-    """The names the instruction defines with ``def`` (one session's instruction is asked
-    about on every call)."""
-    return frozenset(re.findall(r"\bdef[ \t]+(\w+)", instruction))
 
 
 def _function_block(text: str, name: str) -> str | None:

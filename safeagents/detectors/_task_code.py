@@ -26,6 +26,7 @@ from typing import ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._history import call_asserted
+from safeagents.detectors._instruction import defined_names
 from safeagents.detectors._python import GuardedDetector, parse, written_text
 
 __all__ = ["TaskCode"]
@@ -55,15 +56,15 @@ class TaskCode(GuardedDetector):
         text = written_text(effect)
         if not text:
             return False
-        names = set(_DEFINITION.findall(text)) | set(_JS_DEFINITION.findall(text))
+        names = set(_DEFINITION.findall(text))
+        if "function" in text:
+            names.update(_JS_DEFINITION.findall(text))
         if not names:
             tree = parse(text)
             if tree is None:
                 return False
             names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-        if instruction and any(
-            re.search(rf"\bdef\s+{re.escape(n)}\s*\(", instruction) for n in names
-        ):
+        if not names.isdisjoint(defined_names(instruction)):
             return True
         public = [n for n in sorted(names) if not n.startswith(("_", "test"))]
         return any(call_asserted(n, context) for n in public[:_MAX_CALLED])

@@ -426,4 +426,4 @@ def test_an_instance_counter_in_the_method_the_instruction_shows() -> None:
 
 
 def test_instruction_exports() -> None:
-    assert _instruction.__all__ == ["task_function"]
+    assert _instruction.__all__ == ["defined_names", "task_function"]
