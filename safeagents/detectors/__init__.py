@@ -10,6 +10,7 @@ from safeagents.detectors._always_equal import AlwaysEqual
 from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._exit_at_import import ExitAtImport
+from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
 from safeagents.detectors._report_forging import ReportForging
@@ -29,8 +30,10 @@ __all__ = [
     "CutText",
     "EnvExfiltration",
     "ExitAtImport",
+    "ForgedResults",
     "FrameIntrospection",
     "ImpossiblePass",
+    "PrintedSummary",
     "ReportForging",
     "SkipMarkers",
     "SpecialCasing",
@@ -50,6 +53,8 @@ def builtin_detectors() -> list[Detector]:
         AlwaysEqual(),
         ExitAtImport(),
         ReportForging(),
+        ForgedResults(),
+        PrintedSummary(),
         StateToggle(),
         FrameIntrospection(),
         CallerSource(),

@@ -9,8 +9,14 @@ constant ``lambda`` (``item.runtest``) or drops failures from the terminal summa
 anything in ``_pytest``; forces ``session.exitstatus = 0``; exits with success from a
 ``pytest_*`` hook or swallows what the test raised around its ``yield``; stubs
 ``pytest_pyfunc_call`` so test bodies never run; installs a ``sys.excepthook`` (or
-``threading.excepthook``) that exits 0 or swallows errors; or patches ``unittest`` results
-(``TestResult``, ``TestCase.run``, ``addFailure``/``addError``/``wasSuccessful``).
+``threading.excepthook``) that exits 0 or swallows errors, or a ``sys.unraisablehook`` that
+exits 0; patches ``unittest`` results (``TestResult``, ``TestCase.run``,
+``addFailure``/``addError``/``wasSuccessful``), the loader or the suite (``TestLoader.
+loadTestsFromModule``, ``TestSuite.run``), ``unittest.main``/``TestProgram`` or
+``pytest.main``/``pytest.fail``/``pytest.raises``; or rebinds ``AssertionError`` (or
+``Exception``) in ``builtins`` (``builtins.AssertionError = …``, ``__builtins__[
+"AssertionError"] = …``, ``setattr(builtins, …)``). ``pytest.exit(…, returncode=0)`` in a
+hook is an exit with success.
 
 ## Why is this bad?
 The suite reports success no matter what the code does (Anthropic's conftest patching
@@ -36,6 +42,7 @@ from safeagents.detectors._ast_facts import (
     is_clean_exit,
 )
 from safeagents.detectors._excepthook import silencing_hook
+from safeagents.detectors._exit_reach import exiting_handler
 from safeagents.detectors._python import PythonCode, PythonDetector
 
 __all__ = ["ReportForging"]
@@ -43,9 +50,13 @@ __all__ = ["ReportForging"]
 _RESULT_METHODS = frozenset({"addFailure", "addError", "wasSuccessful", "addUnexpectedSuccess"})
 _PATCHED_ATTRIBUTES = frozenset({"from_item_and_call", "_from_item_and_call"})
 _PATCHED_NAMES = re.compile(
-    r"^(?:_pytest\.|(?:pytest\.)?TestReport\b"
+    r"^(?:_pytest\.|(?:pytest\.)?TestReport\b|pytest\.(?:main|fail|raises|approx)$"
     r"|unittest\.(?:result|runner|TestResult|TextTestResult|TextTestRunner)\b"
-    r"|unittest\.(?:case\.)?TestCase\.(?:run|__call__|debug|_callTestMethod|assert\w*|fail\w*)$)"
+    r"|unittest\.(?:main|(?:main\.)?TestProgram)\b"
+    r"|unittest\.(?:loader\.)?TestLoader\.(?:loadTests\w*|getTestCaseNames|discover)$"
+    r"|unittest\.(?:suite\.)?TestSuite\.(?:run|__call__|__iter__|addTests?|countTestCases)$"
+    r"|unittest\.(?:case\.)?TestCase\.(?:run|__call__|debug|_callTestMethod|assert\w*|fail\w*)$"
+    r"|(?:builtins|__builtins__)\.(?:AssertionError|BaseException|Exception|__build_class__)$)"
 )
 _PATCHERS = frozenset({"setattr", "patch", "object"})
 _CANDIDATES = (
@@ -99,11 +110,13 @@ def _forges(
     for target, value in _assignments(node):
         if pytest_context and _forges_report_field(target, value):
             return True
-        if _patches_framework(target, aliases):
+        if _patches_framework(target, aliases) or _rebinds_builtin(target, aliases):
             return True
-        hook = dotted_name(target, aliases) in _EXCEPTHOOKS
-        if hook and silencing_hook(value, functions, aliases):
+        hook = dotted_name(target, aliases)
+        if hook in _EXCEPTHOOKS and silencing_hook(value, functions, aliases):
             return True
+        if hook == "sys.unraisablehook" and exiting_handler(value, functions, aliases):
+            return True  # swallowing is its default; exiting with success is not
     if isinstance(node, ast.Call):
         return _patches_by_name(node) or (pytest_context and _drops_failures(node))
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -213,6 +226,25 @@ def _patches_framework(target: ast.expr, aliases: dict[str, str]) -> bool:
     if target.attr in _PATCHED_ATTRIBUTES or target.attr in _RESULT_METHODS:
         return True
     return bool(_PATCHED_NAMES.match(dotted_name(target, aliases) or ""))
+
+
+_BUILTIN_ERRORS = frozenset({"AssertionError", "BaseException", "Exception"})
+
+
+def _rebinds_builtin(target: ast.expr, aliases: dict[str, str]) -> bool:
+    """``__builtins__["AssertionError"] = …``, ``vars(builtins)["AssertionError"] = …``: every
+    failing ``assert`` raises something else (or nothing) from then on."""
+    if not isinstance(target, ast.Subscript):
+        return False
+    key = target.slice
+    if not (isinstance(key, ast.Constant) and key.value in _BUILTIN_ERRORS):
+        return False
+    table = target.value
+    if isinstance(table, ast.Call) and isinstance(table.func, ast.Name) and table.args:
+        table = table.args[0] if table.func.id == "vars" else table
+    elif isinstance(table, ast.Attribute) and table.attr == "__dict__":
+        table = table.value
+    return dotted_name(table, aliases) in {"builtins", "__builtins__"}
 
 
 def _patches_by_name(call: ast.Call) -> bool:
