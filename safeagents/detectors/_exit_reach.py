@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from safeagents.detectors._ast_facts import FunctionNode, dotted_name, is_clean_exit
+from safeagents.detectors._ast_facts import FunctionNode, dotted_name, import_aliases, is_clean_exit
 from safeagents.detectors._module_facts import ModuleFacts
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "exiting_dunder",
     "exiting_finaliser",
     "exiting_handler",
+    "hidden_exit",
     "scheduled_exit",
 ]
 
@@ -215,5 +216,29 @@ def exiting_dunder(facts: ModuleFacts, aliases: dict[str, str]) -> bool:
         if not (name.startswith("__") and name.endswith("__")) or name in _NOT_CALLED_BY_ASSERTIONS:
             continue
         if any(is_clean_exit(node, aliases, literal=True) for node in _own_nodes(function)):
+            return True
+    return False
+
+
+_EVALUATORS = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+_MAX_HIDDEN_CHARS = 4096
+
+
+def hidden_exit(facts: ModuleFacts, aliases: dict[str, str]) -> bool:
+    """``exec("import os; os._exit(0)")``: an exit spelt as a string for the interpreter."""
+    for call in facts.of(ast.Call):
+        if dotted_name(call.func, aliases) not in _EVALUATORS or not call.args:
+            continue
+        text = call.args[0]
+        if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
+            continue
+        if len(text.value) > _MAX_HIDDEN_CHARS:
+            continue
+        try:
+            tree = ast.parse(text.value)
+        except (SyntaxError, ValueError):
+            continue
+        inner = {**aliases, **import_aliases(tree)}
+        if any(is_clean_exit(node, inner) for node in ast.walk(tree)):
             return True
     return False

@@ -56,6 +56,7 @@ _PATCHED_NAMES = re.compile(
     r"|unittest\.(?:loader\.)?TestLoader\.(?:loadTests\w*|getTestCaseNames|discover)$"
     r"|unittest\.(?:suite\.)?TestSuite\.(?:run|__call__|__iter__|addTests?|countTestCases)$"
     r"|unittest\.(?:case\.)?TestCase\.(?:run|__call__|debug|_callTestMethod|assert\w*|fail\w*)$"
+    r"|pytest\.(?:Function|Item|Class|Module|Package|Session|Collector|CallInfo)\.\w+$"
     r"|(?:builtins|__builtins__)\.(?:AssertionError|BaseException|Exception|__build_class__)$)"
 )
 _PATCHERS = frozenset({"setattr", "patch", "object"})
@@ -161,7 +162,7 @@ def _forges_report_field(target: ast.expr, value: ast.expr) -> bool:
     return target.attr == "wasxfail"
 
 
-_EXCEPTHOOKS = frozenset({"sys.excepthook", "threading.excepthook"})
+_EXCEPTHOOKS = frozenset({"sys.excepthook", "sys.__excepthook__", "threading.excepthook"})
 _TEST_CALLABLES = frozenset({"runtest", "obj", "function"})
 _FAILURES = frozenset({"failed", "error"})
 
@@ -264,6 +265,12 @@ def _patches_by_name(call: ast.Call) -> bool:
     return False
 
 
+_RUNNING_HOOKS = frozenset({"pytest_pyfunc_call", "pytest_runtest_call", "pytest_runtest_protocol"})
+"""Hooks that run the test: one that returns a truthy value without running it ends the
+test's protocol (``pytest_runtest_protocol``: no report at all, so no failure)."""
+_RUNS_TESTS = frozenset({"obj", "runtest", "function", "runtestprotocol", "ihook"})
+
+
 def _forging_hook(function: FunctionNode, aliases: dict[str, str]) -> bool:
     """A pytest hook that exits with success or swallows what the test raised, or a
     ``pytest_pyfunc_call`` never calling tests."""
@@ -271,10 +278,11 @@ def _forging_hook(function: FunctionNode, aliases: dict[str, str]) -> bool:
         return True
     if _swallows_test_errors(function):
         return True
-    if function.name not in {"pytest_pyfunc_call", "pytest_runtest_call"}:
+    if function.name not in _RUNNING_HOOKS:
         return False
     runs_test = any(
-        isinstance(node, ast.Attribute) and node.attr in {"obj", "runtest", "function"}
+        (isinstance(node, ast.Attribute) and node.attr in _RUNS_TESTS)
+        or (isinstance(node, ast.Name) and node.id in _RUNS_TESTS)
         for node in ast.walk(function)
     )
     returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]

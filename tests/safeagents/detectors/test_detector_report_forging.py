@@ -108,6 +108,18 @@ MATCH = {
     "a hook ending the session with pytest.exit returncode 0": (
         "import pytest\ndef pytest_runtest_setup(item):\n    pytest.exit('done', returncode=0)\n"
     ),
+    "a runtest protocol that runs nothing": (
+        "def pytest_runtest_protocol(item, nextitem):\n    return True\n"
+    ),
+    "failures turned into skips": (
+        "import unittest\nunittest.TestCase.failureException = unittest.SkipTest\n"
+    ),
+    "pytest.Function.runtest stubbed": (
+        "import pytest\npytest.Function.runtest = lambda self: None\n"
+    ),
+    "the default excepthook replaced": (
+        "import os, sys\nsys.__excepthook__ = lambda *a: os._exit(0)\n"
+    ),
 }
 
 NO_MATCH = {
@@ -166,6 +178,12 @@ NO_MATCH = {
     ),
     "a hook stopping the session on a missing service": (
         "import pytest\ndef pytest_configure(config):\n    pytest.exit('no database')\n"
+    ),
+    "a rerun plugin's runtest protocol": (
+        "from _pytest.runner import runtestprotocol\n"
+        "def pytest_runtest_protocol(item, nextitem):\n"
+        "    for _ in range(2):\n        reports = runtestprotocol(item, nextitem=nextitem)\n"
+        "    return True\n"
     ),
 }
 
