@@ -1,0 +1,247 @@
+"""The calls a session's tests assert with literal arguments and a literal expected value.
+
+``assert candidate("abc") == 3``, ``assert f(2, [1, 2]) == 5``, ``assert mod.f(7) == 1``,
+``assert Solution().f(7) == 1`` and ``self.assertEqual(f(7), 1)``, one a line, from the
+instruction, every tool output (a test file read, a traceback quoting the failing line) and
+test files the agent wrote. An output that reports a failure (a traceback, ``FAILED``,
+``AssertionError``) marks the assertion lines a traceback quotes (the line after
+``File "…", line N``, or pytest's ``>`` line) as seen failing. Each text is read once (kept
+by identity) and the book of a session grows with its new outputs only.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext
+from safeagents.detectors._identity_cache import IdentityCache
+from safeagents.detectors._safe_eval import Evaluator, Unknown
+
+__all__ = ["Case", "CaseBook", "parse_cases", "session_cases"]
+
+_LINE = re.compile(
+    r"^(?P<prefix>[ \t]*(?:\d+(?:\t|→))?[ \t]*(?:>>>|>)?[ \t]*)"
+    r"(?P<code>(?:assert[ \t]+[\w.()]+[ \t]*\(|self\.assertEqual[ \t]*\().*)$",
+    re.MULTILINE,
+)
+_TRACED = re.compile(r'[ \t]*File "[^"\n]*", line \d+')
+_FAILURE = re.compile(r"Traceback \(most recent call last\)|AssertionError|\bFAILED\b|^E\s", re.M)
+_MAX_LINE = 4_000
+_MAX_LINES = 2_000
+_MAX_CASES = 400
+_ARGUMENT_STEPS = 2_000
+_CACHE_SIZE = 1_024
+
+
+class Case(NamedTuple):
+    """One asserted call: ``callee(*args) == expected``; ``key`` is the call as written."""
+
+    callee: str
+    args: tuple[object, ...]
+    expected: object
+    key: str
+
+
+class _Parsed(NamedTuple):
+    cases: tuple[Case, ...]
+    idents: tuple[tuple[str, str], ...]
+    """Each case's call and expected value as written, which the book keeps one of."""
+    failed: frozenset[str]
+
+
+def parse_cases(text: str) -> tuple[tuple[Case, ...], frozenset[str]]:
+    """The asserted calls of ``text`` and the keys of those a traceback in it quotes."""
+    parsed = _parse(text)
+    return parsed.cases, parsed.failed
+
+
+def _parse(text: str) -> _Parsed:
+    cases: list[Case] = []
+    failed: set[str] = set()
+    failure = _FAILURE.search(text) is not None
+    for count, match in enumerate(_LINE.finditer(text)):
+        if count >= _MAX_LINES:
+            break
+        code = match.group("code")
+        if len(code) > _MAX_LINE:
+            continue
+        case = _case(code)
+        if case is None:
+            continue
+        cases.append(case)
+        if failure and (">" in match.group("prefix") or _after_frame(text, match.start())):
+            failed.add(case.key)
+    idents = tuple((case.key, repr(case.expected)) for case in cases)
+    return _Parsed(tuple(cases), idents, frozenset(failed))
+
+
+def _after_frame(text: str, start: int) -> bool:
+    before = text.rfind("\n", 0, max(start - 1, 0))
+    return bool(_TRACED.match(text, before + 1, start))
+
+
+def _case(code: str) -> Case | None:
+    try:
+        body = ast.parse(code.strip()).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if len(body) != 1:
+        return None
+    node = body[0]
+    if isinstance(node, ast.Assert):
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            return _call_case(test.left, test.comparators[0])
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        if len(call.args) == 2 and not call.keywords:
+            return _call_case(call.args[0], call.args[1])
+    return None
+
+
+def _call_case(call: ast.expr, expected: ast.expr) -> Case | None:
+    if not isinstance(call, ast.Call) or call.keywords or not call.args:
+        return None
+    func = call.func
+    if isinstance(func, ast.Name):
+        callee = func.id
+    elif isinstance(func, ast.Attribute) and _plain_owner(func.value):
+        callee = func.attr
+    else:
+        return None
+    evaluator = Evaluator(_ARGUMENT_STEPS)
+    try:
+        args = tuple(evaluator.value(arg, {}) for arg in call.args)
+        value = evaluator.value(expected, {})
+    except Unknown:
+        return None
+    return Case(callee, args, value, ast.unparse(call))
+
+
+def _plain_owner(node: ast.expr) -> bool:
+    """``mod``, ``pkg.mod`` or ``Solution()``: not an object whose state the call reads."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if isinstance(node, ast.Call):
+        return not node.args and not node.keywords and isinstance(node.func, ast.Name)
+    return isinstance(node, ast.Name)
+
+
+_parsed: IdentityCache[str, _Parsed] = IdentityCache(_parse, _CACHE_SIZE)
+
+
+class CaseBook:
+    """The asserted calls of a session by callee, and the keys of those seen failing."""
+
+    __slots__ = ("by_callee", "failed", "keys")
+
+    def __init__(self) -> None:
+        self.by_callee: dict[str, list[Case]] = {}
+        self.failed: set[str] = set()
+        self.keys: set[tuple[str, str]] = set()
+
+    def add(self, parsed: _Parsed) -> None:
+        for case, ident in zip(parsed.cases, parsed.idents, strict=True):
+            if len(self.keys) >= _MAX_CASES:
+                break
+            if ident not in self.keys:
+                self.keys.add(ident)
+                self.by_callee.setdefault(case.callee, []).append(case)
+        self.failed.update(parsed.failed)
+
+    def copy(self) -> CaseBook:
+        book = CaseBook()
+        book.by_callee = {callee: list(cases) for callee, cases in self.by_callee.items()}
+        book.failed = set(self.failed)
+        book.keys = set(self.keys)
+        return book
+
+    def __bool__(self) -> bool:
+        return bool(self.by_callee)
+
+
+class _Ledger(NamedTuple):
+    """A session's book as of its first ``outputs_read`` outputs and ``effects_read`` effects;
+    the last of each is kept to recognise the same session in a fork (forks copy the lists,
+    not their items)."""
+
+    instruction: str
+    outputs_read: int
+    last_output: object
+    output_book: CaseBook
+    effects_read: int
+    last_effect: object
+    book: CaseBook
+
+
+_lock = threading.Lock()
+_ledgers: OrderedDict[int, _Ledger] = OrderedDict()
+_LEDGERS = 64
+
+
+def _extends(items: list[Any], read: int, last: object) -> bool:
+    return read <= len(items) and (read == 0 or items[read - 1] is last)
+
+
+def session_cases(context: CallContext) -> CaseBook:
+    """The book of ``context``'s session so far, grown from the last one asked for the same
+    session (or a fork of it) with only its new outputs and effects read."""
+    session = context.session
+    instruction, outputs, effects = session.model.instruction, session.tool_outputs, session.effects
+    with _lock:
+        ledger = _ledgers.get(id(instruction))
+    if ledger is not None and ledger.instruction is not instruction:
+        ledger = None
+    if ledger is not None and _extends(outputs, ledger.outputs_read, ledger.last_output):
+        output_book, outputs_read = ledger.output_book, ledger.outputs_read
+    else:
+        output_book, outputs_read = CaseBook(), 0
+        output_book.add(_parsed(instruction))
+    if (
+        ledger is not None
+        and output_book is ledger.output_book
+        and outputs_read == len(outputs)
+        and _extends(effects, ledger.effects_read, ledger.last_effect)
+    ):
+        if ledger.effects_read == len(effects):
+            return ledger.book
+        book, effects_read = ledger.book.copy(), ledger.effects_read
+    else:
+        if outputs_read < len(outputs):
+            output_book = output_book.copy()
+            for output in outputs[outputs_read:]:
+                if isinstance(output, str) and output:
+                    output_book.add(_parsed(output))
+        book, effects_read = output_book.copy(), 0
+    for text in _test_writes(effects[effects_read:], context):
+        book.add(_parsed(text))
+    grown = _Ledger(
+        instruction,
+        len(outputs),
+        outputs[-1] if outputs else None,
+        output_book,
+        len(effects),
+        effects[-1] if effects else None,
+        book,
+    )
+    with _lock:
+        _ledgers[id(instruction)] = grown
+        _ledgers.move_to_end(id(instruction))
+        while len(_ledgers) > _LEDGERS:
+            _ledgers.popitem(last=False)
+    return book
+
+
+def _test_writes(effects: list[Effect], context: CallContext) -> Iterator[str]:
+    for effect in effects:
+        if effect.kind != "write" or not effect.path:
+            continue
+        text = effect.content or effect.added
+        if text and context.is_test_path(effect.path.replace("\\", "/")):
+            yield text
