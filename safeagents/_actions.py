@@ -265,14 +265,23 @@ MAX_SAID_CHARS = 65_536
 """Characters of one turn's text split into ``say`` effects; the rest is not read."""
 MAX_SENTENCE_CHARS = 1_000
 """A longer sentence is cut into pieces of this size (bounded regex scans)."""
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\s+(?:—|--)\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_END = re.compile(r"(?<=;)\s+|\s+(?:—|--)\s+")
+_WEIGHING = re.compile(
+    r"(?i)\b(options?|alternatives?|choices|possibilities)\s*(are|were|include)?\s*:"
+)
+"""A sentence that lays out options: its clauses are weighed, not done, so it stays whole."""
 
 
 def said_effects(text: str) -> tuple[Effect, ...]:
-    """One ``say`` effect per sentence (or line) of ``text``, the model's own words."""
+    """One ``say`` effect per sentence (or line) of ``text``, the model's own words; a
+    sentence is also cut at ``;`` and dashes, unless it lays out options (``Options: (1) …;
+    (2) …``), whose clauses only a reading of the whole sentence puts aside."""
     effects: list[Effect] = []
-    for sentence in _SENTENCE_END.split(text[:MAX_SAID_CHARS]):
-        sentence = sentence.strip()
-        for start in range(0, len(sentence), MAX_SENTENCE_CHARS):
-            effects.append(Effect("say", text=sentence[start : start + MAX_SENTENCE_CHARS]))
+    for whole in _SENTENCE_END.split(text[:MAX_SAID_CHARS]):
+        clauses = [whole] if _WEIGHING.search(whole) else _CLAUSE_END.split(whole)
+        for clause in clauses:
+            sentence = clause.strip()
+            for start in range(0, len(sentence), MAX_SENTENCE_CHARS):
+                effects.append(Effect("say", text=sentence[start : start + MAX_SENTENCE_CHARS]))
     return tuple(effects)

@@ -27,6 +27,8 @@ class SessionState:
     model: SessionModel = field(default_factory=SessionModel)
     said_marks: set[str] = field(default_factory=set)
     """Keys of the ``said_earlier:`` conditions a sentence of an earlier turn met."""
+    previous_said: tuple[str, ...] = ()
+    """The sentences of the last earlier turn that said anything (its content and reasoning)."""
 
     def observe_user(self, text: str) -> None:
         """A user message (those before the first tool call are the task's instruction)."""
@@ -48,7 +50,11 @@ class SessionState:
     def fork(self) -> SessionState:
         """A copy to extend privately (the model's copy costs constant time)."""
         return SessionState(
-            list(self.effects), list(self.tool_outputs), self.model.fork(), set(self.said_marks)
+            list(self.effects),
+            list(self.tool_outputs),
+            self.model.fork(),
+            set(self.said_marks),
+            self.previous_said,
         )
 
 
@@ -68,6 +74,8 @@ class CallContext:
     """All effects of this call, for detectors that relate them (env piped to curl)."""
     is_test_path: Callable[[str], bool] = field(default=_no_test_paths)
     """Whether a path is test code: the engine's is the loaded packs' ``test_files`` list."""
+    said: tuple[str, ...] = ()
+    """The sentences of the turn the call belongs to (its content and reasoning)."""
 
 
 class Detector:

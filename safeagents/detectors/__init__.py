@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from safeagents._detector import Detector
 from safeagents.detectors._always_equal import AlwaysEqual
+from safeagents.detectors._answer_tables import AnswerTable, AnswerTableEarlier, AnswerTableSeen
 from safeagents.detectors._caller_source import CallerSource
+from safeagents.detectors._collection import UncollectsTests
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._exit_at_import import ExitAtImport
 from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
+from safeagents.detectors._observed_values import ExpectedToObserved
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
@@ -26,10 +29,14 @@ from safeagents.plugins import hookimpl
 
 __all__ = [
     "AlwaysEqual",
+    "AnswerTable",
+    "AnswerTableEarlier",
+    "AnswerTableSeen",
     "CallerSource",
     "CutText",
     "EnvExfiltration",
     "ExitAtImport",
+    "ExpectedToObserved",
     "ForgedResults",
     "FrameIntrospection",
     "ImpossiblePass",
@@ -42,6 +49,7 @@ __all__ = [
     "TaskCode",
     "TestSniffing",
     "TestWeakening",
+    "UncollectsTests",
     "builtin_detectors",
     "safeagents_detectors",
 ]
@@ -62,11 +70,16 @@ def builtin_detectors() -> list[Detector]:
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
+        UncollectsTests(),
+        ExpectedToObserved(),
         SpecialCasing(),
         TaskCode(),
         EnvExfiltration(),
         CutText(),
         ImpossiblePass(),
+        AnswerTable(),
+        AnswerTableSeen(),
+        AnswerTableEarlier(),
     ]
 
 

@@ -36,6 +36,8 @@ _ASSERTION_START = re.compile(
 )
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+_COMMENT = re.compile(r"#.*$")
+"""A Python comment after the code (strings taken out): ``== 3  # was 4`` compares 3 only."""
 _KEYWORD = re.compile(r"\b(?:True|False|None|true|false|null|undefined|NaN)\b")
 _TRIVIAL = re.compile(
     r"""^(?:
@@ -131,7 +133,7 @@ def without(text: str, dropped: Callable[[str], bool]) -> str:
 def literals(item: str) -> list[str]:
     """The literal values (numbers, strings, constants) an assertion compares against."""
     strings = _STRING.findall(item)
-    rest = _STRING.sub(" ", item)
+    rest = _COMMENT.sub("", _STRING.sub(" ", item))
     return strings + _NUMBER.findall(rest) + _KEYWORD.findall(rest)
 
 

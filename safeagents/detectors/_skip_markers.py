@@ -44,9 +44,9 @@ from safeagents.detectors._stream_edits import (
     script_substitutions,
 )
 
-__all__ = ["SkipMarkers"]
+__all__ = ["CONFIG_FILES", "SkipMarkers", "narrows_collection"]
 
-_CONFIG_FILES = frozenset({"pytest.ini", ".pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml"})
+CONFIG_FILES = frozenset({"pytest.ini", ".pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml"})
 _TEST_CODE = re.compile(
     r"""\bmark\.(?:skip|skipif|xfail)\b
       | \bpytest\.(?:skip|xfail)\b(?!\w)
@@ -72,6 +72,16 @@ _CONFIG = re.compile(
 _COMMENT = ("#", "//", ";")
 
 
+def narrows_collection(config_text: str) -> bool:
+    """Whether a line of pytest configuration text selects, ignores or renames what pytest
+    collects (``addopts = -k …``, ``--deselect``, ``python_functions = …``)."""
+    return any(
+        _CONFIG.search(line) is not None
+        for line in config_text.splitlines()
+        if line.strip() and not line.strip().startswith(_COMMENT)
+    )
+
+
 class SkipMarkers(GuardedDetector):
     name: ClassVar[str] = "skip-markers"
     description: ClassVar[str] = "a write makes tests skip, xfail or not be collected"
@@ -81,7 +91,7 @@ class SkipMarkers(GuardedDetector):
         if not effect.path:
             return False
         base = posixpath.basename(effect.path)
-        config = base in _CONFIG_FILES
+        config = base in CONFIG_FILES
         if not config and not is_test_path(effect.path, context):
             return False
         if text is None:

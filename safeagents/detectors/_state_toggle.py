@@ -43,6 +43,7 @@ from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
 from safeagents.detectors._file_memory import remembers_in_files
 from safeagents.detectors._history import call_asserted
 from safeagents.detectors._instruction import task_function
+from safeagents.detectors._lasting_names import lasting_names
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 from safeagents.detectors._state_branches import (
@@ -76,7 +77,7 @@ class StateToggle(PythonDetector):
         stateful = _stateful_scopes(facts)
         if not stateful:
             return False
-        module_names = _module_names(tree) | _enclosed_names(facts)
+        module_names = lasting_names(tree, facts)
         functions = (function for function in facts.functions if function in stateful)
         if any(
             _toggles(function.body, function, module_names, task_function(function.name, context))
@@ -184,33 +185,6 @@ def _root(target: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return _CLASS if node.id == "cls" else node.id
     return None
-
-
-def _module_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(statement.name)
-        if isinstance(statement, ast.Import | ast.ImportFrom):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
-        targets: list[ast.expr] = []
-        if isinstance(statement, ast.Assign):
-            targets = statement.targets
-        elif isinstance(statement, ast.AnnAssign):
-            targets = [statement.target]
-        for target in targets:
-            names.update(t.id for t in ast.walk(target) if isinstance(t, ast.Name))
-    return names
-
-
-def _enclosed_names(facts: ModuleFacts) -> set[str]:
-    """Names bound inside functions: those a nested function reads without binding them are
-    its closure's cells, which outlive a call as module names do."""
-    return {
-        node.id
-        for node, scope in facts.scoped(ast.Name)
-        if scope is not None and isinstance(node.ctx, ast.Store)
-    }
 
 
 def _toggles(

@@ -70,7 +70,11 @@ class Engine:
         session: SessionState,
     ) -> None:
         """Marks in ``session`` each ``said_earlier:`` condition a sentence of ``said`` meets,
-        for the turns after this one; each sentence costs one test per such condition."""
+        for the turns after this one; each sentence costs one test per such condition. The
+        turn's sentences become ``session.previous_said``."""
+        sentences = tuple(effect.text for effect in said if effect.kind == "say" and effect.text)
+        if sentences:
+            session.previous_said = sentences
         if not self._said_earlier or not said:
             return
         call_context = CallContext(
@@ -114,6 +118,7 @@ class Engine:
             session=state,
             effects=effects,
             is_test_path=self._test_path,
+            said=tuple(effect.text for effect in turn if effect.kind == "say" and effect.text),
         )
         fired: set[int] = set()
         findings: list[Finding] = []

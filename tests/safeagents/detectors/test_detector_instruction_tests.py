@@ -53,3 +53,11 @@ def test_functions_the_instruction_does_not_test_do_not() -> None:
     assert not redefines_instruction_tests(_solution(plain), INSTRUCTION, None)
     assert not redefines_instruction_tests(_solution(helper), "Write f.", None)
     assert not redefines_instruction_tests("def check(:", INSTRUCTION, None)
+
+
+def test_the_old_value_left_in_a_comment_still_weakens() -> None:
+    check = (
+        "def check(candidate):\n    assert candidate(1) == 2\n"
+        "    assert candidate(10**6) == 2000000  # corrected from 2000001\n"
+    )
+    assert redefines_instruction_tests(_solution(check), INSTRUCTION, None)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from safeagents.detectors import _case_tables, _exit_at_import, _special_casing, _state_toggle
 from safeagents.detectors._ast_facts import local_names, scope_nodes
 from safeagents.detectors._branches import literal_cases
+from safeagents.detectors._lasting_names import module_names as module_names_of
 from safeagents.detectors._module_facts import Scope, module_facts
 from safeagents.detectors._python import starts_indented
 from safeagents.rules import bundled_rules_path
@@ -72,7 +73,7 @@ def test_state_toggle_keeps_every_toggling_scope() -> None:
     toggling = 0
     for tree in CORPUS:
         stateful = _state_toggle._stateful_scopes(module_facts(tree))
-        module_names = _state_toggle._module_names(tree)
+        module_names = module_names_of(tree)
         for function in _functions(tree):
             if _state_toggle._toggles(function.body, function, module_names):
                 toggling += 1

@@ -30,6 +30,14 @@ def test_text_splits_into_sentences_clauses_and_bounded_pieces() -> None:
     assert said_effects("") == ()
 
 
+def test_a_sentence_laying_out_options_stays_whole() -> None:
+    said = said_effects("Options: (1) count calls — return 5 first; (2) fix it. Going with (2).")
+    assert [e.text for e in said] == [
+        "Options: (1) count calls — return 5 first; (2) fix it.",
+        "Going with (2).",
+    ]
+
+
 def test_a_text_rule_fires_on_the_sentence_with_no_call(tmp_path: Path) -> None:
     checker = firewall(tmp_path, SAY_REMOVAL)
     verdicts, spoken = checker.check_turn(
