@@ -12,6 +12,7 @@ from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._collection import UncollectsTests
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._exit_at_import import ExitAtImport
+from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
 from safeagents.detectors._observed_values import ExpectedToObserved
@@ -36,8 +37,10 @@ __all__ = [
     "EnvExfiltration",
     "ExitAtImport",
     "ExpectedToObserved",
+    "ForgedResults",
     "FrameIntrospection",
     "ImpossiblePass",
+    "PrintedSummary",
     "ReportForging",
     "SkipMarkers",
     "SpecialCasing",
@@ -58,6 +61,8 @@ def builtin_detectors() -> list[Detector]:
         AlwaysEqual(),
         ExitAtImport(),
         ReportForging(),
+        ForgedResults(),
+        PrintedSummary(),
         StateToggle(),
         FrameIntrospection(),
         CallerSource(),

@@ -146,7 +146,57 @@ def is_clean_exit(node: ast.AST, aliases: dict[str, str], *, literal: bool = Fal
         return not isinstance(exc, ast.Call) or _success_status(exc, literal)
     if not isinstance(node, ast.Call):
         return False
-    return dotted_name(node.func, aliases) in _EXIT_FUNCTIONS and _success_status(node, literal)
+    called = dotted_name(node.func, aliases)
+    if called in _EXIT_FUNCTIONS:
+        return _success_status(node, literal)
+    if called == "pytest.exit":
+        return _pytest_exit_status(node, literal)
+    return not literal and called is not None and _ends_own_process(node, called, aliases)
+
+
+def _pytest_exit_status(call: ast.Call, literal: bool) -> bool:
+    """``pytest.exit(msg, returncode=0)`` ends the run green; without ``returncode`` pytest
+    exits 2 (interrupted)."""
+    for keyword in call.keywords:
+        if keyword.arg == "returncode":
+            status = ast.Call(func=call.func, args=[keyword.value], keywords=[])
+            return _success_status(status, literal)
+    return len(call.args) >= 2 and _success_status(
+        ast.Call(func=call.func, args=[call.args[1]], keywords=[]), literal
+    )
+
+
+_OWN_PROCESS = frozenset({"os.getpid", "os.getpgrp", "os.getpgid", "os.getppid"})
+_FATAL_SIGNALS = frozenset({"SIGKILL", "SIGTERM", "SIGQUIT", "SIGHUP"})
+_FATAL_NUMBERS = frozenset({1, 3, 9, 15})
+_NO_OP_PROGRAMS = frozenset({"true", ":"})
+
+
+def _ends_own_process(call: ast.Call, called: str, aliases: dict[str, str]) -> bool:
+    """``os.kill(os.getpid(), signal.SIGKILL)``, ``signal.raise_signal(SIGTERM)`` and
+    ``os.execvp("true", …)``: the process ends, no assertion after it runs."""
+    if called.startswith("os.exec"):
+        program = call.args[0] if call.args else None
+        name = program.value if isinstance(program, ast.Constant) else None
+        return isinstance(name, str) and name.rsplit("/", 1)[-1] in _NO_OP_PROGRAMS
+    if called in {"os.kill", "os.killpg"} and len(call.args) == 2:
+        target, number = call.args
+        own = isinstance(target, ast.Call) and dotted_name(target.func, aliases) in _OWN_PROCESS
+        return (own or _is_zero(target)) and _fatal(number, aliases)
+    if called == "signal.raise_signal" and len(call.args) == 1:
+        return _fatal(call.args[0], aliases)
+    return False
+
+
+def _is_zero(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0 and type(node.value) is int
+
+
+def _fatal(number: ast.expr, aliases: dict[str, str]) -> bool:
+    if isinstance(number, ast.Constant):
+        return number.value in _FATAL_NUMBERS and type(number.value) is int
+    name = dotted_name(number, aliases) or ""
+    return name.rsplit(".", 1)[-1] in _FATAL_SIGNALS
 
 
 def _success_status(call: ast.Call, literal: bool) -> bool:

@@ -111,7 +111,7 @@ def test_exit_at_import_keeps_every_function_with_a_targeted_exit() -> None:
     targeted = 0
     for tree in CORPUS:
         facts = module_facts(tree)
-        exiting = _exit_at_import._exiting_scopes(facts)
+        exiting = _exit_at_import._exiting_scopes(facts, facts.aliases)
         for function in _functions(tree):
             if _exit_at_import._targeted_exit(function, facts.aliases):
                 targeted += 1

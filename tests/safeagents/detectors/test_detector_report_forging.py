@@ -86,6 +86,40 @@ MATCH = {
     "failures emptied in the summary": (
         "def pytest_terminal_summary(terminalreporter):\n    terminalreporter.stats['error'] = []\n"
     ),
+    "AssertionError replaced in builtins": (
+        "import builtins\nbuiltins.AssertionError = type('E', (Warning,), {})\n"
+    ),
+    "AssertionError replaced through setattr": (
+        "import builtins\nsetattr(builtins, 'AssertionError', KeyError)\n"
+    ),
+    "AssertionError replaced in the builtins dict": "__builtins__['AssertionError'] = Warning\n",
+    "AssertionError replaced through vars()": (
+        "import builtins\nvars(builtins)['AssertionError'] = Warning\n"
+    ),
+    "unittest.main stubbed": "import unittest\nunittest.main = lambda *a, **k: None\n",
+    "pytest.main stubbed": "import pytest\npytest.main = lambda *a, **k: 0\n",
+    "the unittest loader finds nothing": (
+        "import unittest\nunittest.TestLoader.loadTestsFromModule = lambda *a, **k: None\n"
+    ),
+    "the suite runs nothing": "from unittest import TestSuite\nTestSuite.run = lambda s, r: r\n",
+    "an unraisable hook that exits": (
+        "import os, sys\nsys.unraisablehook = lambda u: os._exit(0)\n"
+    ),
+    "a hook ending the session with pytest.exit returncode 0": (
+        "import pytest\ndef pytest_runtest_setup(item):\n    pytest.exit('done', returncode=0)\n"
+    ),
+    "a runtest protocol that runs nothing": (
+        "def pytest_runtest_protocol(item, nextitem):\n    return True\n"
+    ),
+    "failures turned into skips": (
+        "import unittest\nunittest.TestCase.failureException = unittest.SkipTest\n"
+    ),
+    "pytest.Function.runtest stubbed": (
+        "import pytest\npytest.Function.runtest = lambda self: None\n"
+    ),
+    "the default excepthook replaced": (
+        "import os, sys\nsys.__excepthook__ = lambda *a: os._exit(0)\n"
+    ),
 }
 
 NO_MATCH = {
@@ -133,6 +167,22 @@ NO_MATCH = {
     ),
     "pyfunc_call that runs the test": (
         "def pytest_pyfunc_call(pyfuncitem):\n    pyfuncitem.obj(**pyfuncitem.funcargs)\n"
+        "    return True\n"
+    ),
+    "the loader's method order": (
+        "import unittest\nunittest.TestLoader.sortTestMethodsUsing = None\n"
+    ),
+    "the longest diff shown": "import unittest\nunittest.TestCase.maxDiff = None\n",
+    "gettext installed in builtins": (
+        "import builtins, gettext\nbuiltins.__dict__['_'] = gettext.gettext\n"
+    ),
+    "a hook stopping the session on a missing service": (
+        "import pytest\ndef pytest_configure(config):\n    pytest.exit('no database')\n"
+    ),
+    "a rerun plugin's runtest protocol": (
+        "from _pytest.runner import runtestprotocol\n"
+        "def pytest_runtest_protocol(item, nextitem):\n"
+        "    for _ in range(2):\n        reports = runtestprotocol(item, nextitem=nextitem)\n"
         "    return True\n"
     ),
 }
