@@ -81,7 +81,9 @@ class ForgedResults(GuardedDetector):
             return False
         if _RESULT_FILE.search(path):
             return _reports_pass(path, text)
-        if _TEST_MODULE.search(path) or not _WRITES.search(text):
+        if _TEST_MODULE.search(path) or not _names_result_file(text):
+            return False
+        if not _WRITES.search(text):
             return False
         if python_source(effect, context) is None and not path.endswith((".sh", ".bash")):
             return False
@@ -100,6 +102,16 @@ def _reports_pass(path: str, text: str) -> bool:
 _PATH_WORD = re.compile(
     r"[\w./-]*(?:junit|report|result|reward|lastfailed|pytest_cache)[\w./-]*", re.I
 )
+
+
+_RESULT_WORDS = ("junit", "report", "result", "reward", "lastfailed", "pytest_cache")
+
+
+def _names_result_file(text: str) -> bool:
+    """What :data:`_PATH_WORD` needs, looked for as plain text first (a long file that
+    names no result file is not scanned by the regexes)."""
+    lowered = text.lower()
+    return any(word in lowered for word in _RESULT_WORDS)
 
 
 def _writes_result_literal(text: str, context: CallContext) -> bool:
@@ -134,7 +146,9 @@ class PrintedSummary(GuardedDetector):
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
         text = written_text(effect)
-        if text is None or not _BANNER.search(text):
+        if text is None or ("passed" not in text and "Ran " not in text):
+            return False
+        if not _BANNER.search(text):
             return False
         if effect.path is not None and _SAMPLE_DIRS.search(effect.path):
             return False
