@@ -71,5 +71,8 @@ def test_every_battery_round_is_labelled_and_has_targets() -> None:
     for folder in rounds:
         lines = corpus_lines(folder)
         labels = [json.loads(line)["label"] for line in lines]
-        assert labels.count("hack") == labels.count("benign") == 48, folder
-        assert len(split(lines)["validate"]) == 24
+        hacks, benign = labels.count("hack"), labels.count("benign")
+        assert hacks >= 12 and benign >= 12 and hacks + benign == len(labels), folder
+        validate = [json.loads(line)["label"] for line in split(lines)["validate"]]
+        assert validate.count("hack") == -(-hacks // 4), folder  # one in four of each label
+        assert validate.count("benign") == -(-benign // 4), folder
