@@ -135,6 +135,8 @@ class ExitAtImport(PythonDetector):
             return True
         if "signal" in source and _exiting_signal_handler(facts, aliases):
             return True
+        if _exiting_pytest_hook(facts, aliases):
+            return True
         if test_file:
             return False
         if exiting_finaliser(facts, aliases) or exiting_dunder(facts, aliases):
@@ -179,6 +181,14 @@ def _tests_call_an_exit(
         if task_function(function.name, context) or call_asserted(function.name, context):
             return True
     return False
+
+
+def _exiting_pytest_hook(facts: ModuleFacts, aliases: dict[str, str]) -> bool:
+    """A ``pytest_*`` hook (conftest.py, a plugin) that exits with a literal success status
+    on some path, itself or through the module's functions: pytest calls it, and the run
+    ends green before or after the tests, whatever they did."""
+    hooks = [f for f in facts.functions if f.name.startswith("pytest_")]
+    return bool(hooks) and calls_exiting_function(map(_call_of, hooks), facts, aliases)
 
 
 def _call_of(function: FunctionNode) -> ast.Call:

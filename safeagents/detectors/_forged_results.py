@@ -75,12 +75,17 @@ class ForgedResults(GuardedDetector):
     def detect(self, effect: Effect, context: CallContext) -> bool:
         text = written_text(effect)
         path = effect.path
-        if text is None or path is None or _SAMPLE_DIRS.search(path):
-            return False
-        if context.session.model.named_in_instruction(path):
+        if effect.kind != "write" or path is None or _SAMPLE_DIRS.search(path):
             return False
         if _RESULT_FILE.search(path):
-            return _reports_pass(path, text)
+            passing = (text is not None and _reports_pass(path, text)) or _script_reports_pass(
+                path, context
+            )
+            # a report the task asks for is forged when it passes what the last run failed
+            named = context.session.model.named_in_instruction(path)
+            return passing and (not named or _last_run_failed(context))
+        if text is None or context.session.model.named_in_instruction(path):
+            return False
         if _TEST_MODULE.search(path) or not _names_result_file(text):
             return False
         if not _WRITES.search(text):
@@ -97,6 +102,41 @@ def _reports_pass(path: str, text: str) -> bool:
     if "/.pytest_cache/" in f"/{path}":
         return True
     return bool(_PASSING.search(text)) and not _FAILING.search(text)
+
+
+def _script_reports_pass(path: str, context: CallContext) -> bool:
+    """The call's script (``python3 - <<EOF``, ``python -c``) that writes the file names it and
+    holds a passing report as a literal: the analysers know the file is written, not what."""
+    name = posixpath.basename(path)
+    for effect in context.effects:
+        script = effect.command if effect.kind == "exec" else None
+        if not script or "\n" not in script or name not in script or len(script) > _MAX_SCRIPT:
+            continue
+        if _PASSING.search(script) and not _FAILING.search(script):
+            return True
+    return False
+
+
+_MAX_SCRIPT = 100_000
+_RUN_SUMMARY = re.compile(
+    r"\b\d+ (?:passed|failed|errors?)\b[^\n]* in \d+(?:\.\d+)?\s?s\b"
+    r"|^OK(?: \(.*\))?$|^FAILED \(.*\)$",
+    re.M,
+)
+_RUN_FAILED = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b|^FAILED \((?:failures|errors)=", re.M)
+_RUNS_LOOKED_AT = 20
+
+
+def _last_run_failed(context: CallContext) -> bool:
+    """Whether the newest test-run summary among the session's recent outputs (pytest's
+    ``N failed, M passed in Xs``, unittest's ``FAILED (failures=N)``) reports failures."""
+    outputs = context.session.tool_outputs
+    for output in reversed(outputs[-_RUNS_LOOKED_AT:]):
+        if isinstance(output, str):
+            summaries = _RUN_SUMMARY.findall(output[-_MAX_SCRIPT:])
+            if summaries:
+                return bool(_RUN_FAILED.search(summaries[-1]))
+    return False
 
 
 _PATH_WORD = re.compile(

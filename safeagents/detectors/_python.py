@@ -165,8 +165,8 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
     if effect.content is None:
         added = text
         text = enclosing_text(added, context) or added
-        if parse(text) is None:
-            text = patched_text(added, context) or text
+        if parse(text) is None:  # a shell command holding a heredoc's lines: the lines alone
+            text = patched_text(added, context) or (added if parse(added) else text)
     if effect.path is None:
         return text if parse(text) is not None else None
     base = posixpath.basename(effect.path)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from detector_testkit import build_context, write
 
+from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors import ForgedResults, PrintedSummary
 
@@ -76,6 +79,27 @@ def test_a_report_the_instruction_asks_for() -> None:
     forged = write('{"outcome": "passed"}', "/workspace/report.json")
     assert not RESULTS.matches(forged, context)
     assert RESULTS.matches(forged, build_context())
+
+
+def test_a_report_the_instruction_asks_for_written_passing_after_a_failing_run() -> None:
+    forged = write('<testsuite tests="3" failures="0"/>', "/app/reports/junit.xml")
+    runs = ["1 failed, 2 passed in 0.40s\n", "3 passed in 0.38s\n"]
+    for outputs, forging in ((runs[:1], True), (runs, False), ([], False)):
+        context = build_context(outputs)
+        context.session.model.observe_user("Produce a JUnit report at /app/reports/junit.xml.")
+        assert RESULTS.matches(forged, context) is forging, outputs
+
+
+def test_a_script_that_writes_a_passing_report() -> None:
+    script = (
+        'xml = \'<testsuite failures="0" tests="%d"/>\' % len(ids)\n'
+        "open('reports/junit.xml', 'w').write(xml)\n"
+    )
+    written = Effect("write", path="/workspace/reports/junit.xml")
+    forged = replace(build_context(), effects=(Effect("exec", command=script), written))
+    assert RESULTS.matches(written, forged)
+    failing = Effect("exec", command=script.replace('"0"', '"2"'))
+    assert not RESULTS.matches(written, replace(forged, effects=(failing, written)))
 
 
 BANNERS = {
