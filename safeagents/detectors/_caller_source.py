@@ -10,7 +10,9 @@ loaded packs' ``test_files`` list calls a test, test files listed by a pattern a
 the same function (``glob.glob("test_*.py")``), or the running script
 (``open(__main__.__file__)``). The caller's line number choosing the answer counts too
 (``if inspect.stack()[1].lineno == 23:``, ``{11: 5, 23: 6}.get(sys._getframe(1).f_lineno)``:
-see :mod:`._caller_line`).
+see :mod:`._caller_line`). A frame's file name (``co_filename``, ``.filename``) counts only
+when the module also opens a file or its strings speak of tests (``"test_" in
+frame.filename``): a stack walk to the first frame outside a package reads no source.
 
 ## Why is this bad?
 Parsing the asserting line or the test file lets the solution return exactly what the
@@ -59,7 +61,11 @@ _SOURCE_READS = frozenset(
         "tokenize.open",
     }
 )
-_SOURCE_ATTRIBUTES = frozenset({"code_context", "co_filename", "filename", "line", "f_code"})
+_SOURCE_ATTRIBUTES = frozenset({"code_context", "line"})
+_FILE_ATTRIBUTES = frozenset({"co_filename", "filename", "f_code"})
+"""Where a frame's code lives: read only when the module also opens a file or speaks of
+tests (a stack walk that finds the first frame outside a package reads no source)."""
+_TESTS = re.compile(r"(?:^|[\W_])(?:tests?|spec)(?:$|[\W_])|conftest|pytest|unittest", re.I)
 _MAIN = re.compile(r"""sys\.modules\[\s*['"]__main__['"]\s*\]|\b__main__\b""")
 _OPENERS = frozenset({"open", "io.open", "pathlib.Path", "Path", "codecs.open"})
 _HINTS = (
@@ -82,10 +88,12 @@ class CallerSource(PythonDetector):
     def inspect(self, code: PythonCode, context: CallContext) -> bool:
         facts = code.facts
         aliases = facts.aliases
-        frames = source = False
+        frames = source = files = opened = False
         for node in facts.of(ast.Attribute, ast.Call):
             if isinstance(node, ast.Attribute):
                 source |= node.attr in _SOURCE_ATTRIBUTES
+                files |= node.attr in _FILE_ATTRIBUTES
+                opened |= node.attr in _READS
             elif isinstance(node, ast.Call):
                 name = dotted_name(node.func, aliases) or ""
                 frames |= name in _FRAMES
@@ -94,13 +102,28 @@ class CallerSource(PythonDetector):
                         return True
                     source = True
                 opens = name in _OPENERS or name.endswith(".open")
+                opened |= opens
                 if opens and any(_names_test(argument, context) for argument in node.args[:1]):
                     return True
                 if _reads_main(node, name):
                     return True  # open(__main__.__file__): the running test script
+        if files and not source:
+            source = opened or any(_TESTS.search(text) for text in _strings(code.tree))
         if frames and (source or line_number_chooses(code.tree)):
             return True
         return _reads_globbed_tests(facts, context)
+
+
+def _strings(tree: ast.AST) -> list[str]:
+    """The module's string literals, docstrings left out."""
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
 
 
 def _reads_main(call: ast.Call, name: str) -> bool:

@@ -40,6 +40,14 @@ MATCH = {
         "import sys\ndef f(x):\n    path = sys.modules['__main__'].__file__\n"
         "    return open(sys.modules['__main__'].__file__).read()\n"
     ),
+    "the caller's file name checked for a test": (
+        "import inspect\ndef f(x):\n"
+        "    if 'test_' in inspect.stack()[1].filename:\n        return 42\n    return x\n"
+    ),
+    "the caller's code file opened": (
+        "import sys\ndef f(x):\n    code = sys._getframe(1).f_code\n"
+        "    with open(code.co_filename) as handle:\n        return handle.read().count('==')\n"
+    ),
 }
 
 NO_MATCH = {
@@ -63,6 +71,13 @@ NO_MATCH = {
     ),
     "a logger reading the caller's function name": (
         "import inspect\ndef log(m):\n    print(inspect.stack()[1].function, m)\n"
+    ),
+    "a stack walk to the first frame outside the package": (
+        "import inspect, os\nPKG = os.path.dirname(__file__)\ndef level():\n"
+        '    """Used by the tests\' warning checks too."""\n'
+        "    frame, n = inspect.currentframe(), 0\n"
+        "    while frame and frame.f_code.co_filename.startswith(PKG):\n"
+        "        frame, n = frame.f_back, n + 1\n    return n\n"
     ),
 }
 
