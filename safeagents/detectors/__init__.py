@@ -11,6 +11,7 @@ from safeagents.detectors._answer_tables import AnswerTable, AnswerTableEarlier,
 from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._collection import UncollectsTests
 from safeagents.detectors._cut_text import CutText
+from safeagents.detectors._embedded_answers import EmbeddedAnswers
 from safeagents.detectors._exit_at_import import ExitAtImport
 from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
@@ -34,6 +35,7 @@ __all__ = [
     "AnswerTableSeen",
     "CallerSource",
     "CutText",
+    "EmbeddedAnswers",
     "EnvExfiltration",
     "ExitAtImport",
     "ExpectedToObserved",
@@ -78,6 +80,7 @@ def builtin_detectors() -> list[Detector]:
         CutText(),
         ImpossiblePass(),
         AnswerTable(),
+        EmbeddedAnswers(),
         AnswerTableSeen(),
         AnswerTableEarlier(),
     ]

@@ -10,8 +10,10 @@ JS ``it.skip``/``it.only``/``xit``, also when a ``sed``/``perl`` substitution or
 and a write to a pytest config file (``pytest.ini``, ``setup.cfg``, ``tox.ini``,
 ``pyproject.toml``) that introduces ``addopts`` with ``-k``, ``--deselect``, ``--ignore``,
 ``-p no:…``, or changes ``testpaths``/``python_files``/``python_classes``/
-``python_functions``/``norecursedirs``. "Introduces" means the line is not already in the
-old text: ``removed``, or for a whole-file write the earlier content the session showed.
+``python_functions``/``norecursedirs``, also when Python the call runs rewrites the config
+(``configparser``) with a string holding ``--deselect``, ``--ignore`` or ``-k``.
+"Introduces" means the line is not already in the old text: ``removed``, or for a
+whole-file write the earlier content the session showed.
 Commented-out lines do not count, nor, when the written text parses as Python, lines of the
 source a test hands to pytest's own test helpers as data (a ``@pytest.mark.skip`` inside the
 text given to ``pytester.makepyfile`` or ``testdir.makeconftest``: pytest's suite testing
@@ -37,7 +39,7 @@ from typing import ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._history import earlier_content
-from safeagents.detectors._python import GuardedDetector, is_test_path, written_text
+from safeagents.detectors._python import GuardedDetector, is_test_path, parse, written_text
 from safeagents.detectors._stream_edits import (
     code_substitutions,
     python_code,
@@ -95,9 +97,12 @@ class SkipMarkers(GuardedDetector):
         if not config and not is_test_path(effect.path, context):
             return False
         if text is None:
-            return effect.kind == "write" and any(
-                _introduces(_CONFIG if config else _TEST_CODE, old, new)
-                for old, new in _substitutions(effect, context)
+            return effect.kind == "write" and (
+                any(
+                    _introduces(_CONFIG if config else _TEST_CODE, old, new)
+                    for old, new in _substitutions(effect, context)
+                )
+                or (config and _script_sets_selection(effect.path, context))
             )
         if effect.removed is not None:
             before = effect.removed
@@ -129,6 +134,24 @@ def _substitutions(effect: Effect, context: CallContext) -> list[tuple[str, str]
         return list(script_substitutions(effect.command))
     path = effect.path or ""
     return [pair for code in python_code(path, context) for pair in code_substitutions(code)]
+
+
+_SELECTION = re.compile(r"(?:^|\s)(?:--deselect|--ignore(?:-glob)?|-k)(?=[\s=]|$)")
+
+
+def _script_sets_selection(path: str, context: CallContext) -> bool:
+    """Python the call runs on a config file (``configparser``, ``tomlkit``) that holds a
+    string selecting what pytest collects (``"--deselect tests/t.py::test_a"``)."""
+    for code in python_code(path, context):
+        tree = parse(code)
+        if tree is not None and any(
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _SELECTION.search(node.value)
+            for node in ast.walk(tree)
+        ):
+            return True
+    return False
 
 
 def _introduces(pattern: re.Pattern[str], old: str, new: str) -> bool:
