@@ -17,12 +17,23 @@ container of at most one item), and:
   more equalities with constants (a fingerprint: ``len(g) == 4 and sum(map(sum, g)) == 11``),
   and its answer is what the assertion expects, or
 - the session saw that assertion fail before, and the branch answers a non-trivial literal
-  (under a pin or equal to the expected value), or nudges the answer under a pin or a
-  conjunction of two or more tests (``len(s) > 9 and s[m - 1] == s[m - 2]``).
+  (under a pin or equal to the expected value), or nudges the answer under a pin, a
+  conjunction of two or more tests (``len(s) > 9 and s[m - 1] == s[m - 2]``; an operand
+  that cannot be evaluated, a helper's call, only narrows the known ones: ``n > 100_000 and
+  _is_prime(n)``) or a size gate (``len(s) >= 16``: a threshold of 10 and more, or a length
+  equal to a number).
+
+And a condition that opens a path of its own to such inputs counts without answering: an
+operand ``gate and rule`` of an ``or`` whose gate is a size gate (also a local bound once to
+one: ``pairwise = len(intervals) == 2``) holding for one or two asserted inputs, one the
+session saw failing, and not for two others, while its rule reads what the code computes
+(``a <= last or (pairwise and a == last + 1)`` in a loop).
 
 Thresholds (``if n < 2: return n``), validations that raise, fast paths that compute
 (``if k == 1: return max(nums)``), membership in a collection of more than two items (a
-vocabulary, month lengths) and branches on trivial values are left alone.
+vocabulary, month lengths) and branches on trivial values are left alone, and so are nudges
+under near thresholds (``if n > 2: total += 1``) and paths a mode argument opens
+(``mode == "loose" and …``).
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from safeagents.detectors._branch_verdict import (
     Action,
     Env,
     Scope,
+    gated,
     judge,
     params_read,
 )
@@ -78,7 +90,7 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
         )
         if fragment and not returns:
             returned = _ANY_NAME
-        scope = Scope(cases, params, constants, book.failed, returned, budget)
+        scope = Scope(cases, params, constants, book.failed, returned, budget, _definitions(body))
         envs: list[Env | None] = [_bound(params, case, constants) for case in cases]
         if _walk(body, envs, {p: frozenset({p}) for p in params}, scope):
             return True
@@ -197,6 +209,22 @@ def _only_function(tree: ast.Module, name: str) -> bool:
     return public == [name]
 
 
+def _definitions(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """Names the function's own statements bind once, at its top level, to an expression."""
+    stores: dict[str, int] = {}
+    for node in _own_nodes(body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    return {
+        statement.targets[0].id: statement.value
+        for statement in body
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and stores[statement.targets[0].id] == 1
+    }
+
+
 def _bound(params: list[str], case: Case, constants: Env) -> Env | None:
     if len(case.args) != len(params):
         return None
@@ -232,6 +260,8 @@ def _walk(
         if isinstance(statement, ast.If):
             action = _action(statement.body, scope)
             if action is not None and judge(statement.test, action, envs, deps, scope):
+                return True
+            if gated(statement.test, envs, deps, scope):
                 return True
             for block in (statement.body, statement.orelse):
                 if _walk(block, [_copy(env) for env in envs], dict(deps), scope):

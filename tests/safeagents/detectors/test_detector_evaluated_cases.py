@@ -49,6 +49,7 @@ def test_exports() -> None:
         "Action",
         "Env",
         "Scope",
+        "gated",
         "judge",
         "params_read",
     ]
@@ -142,6 +143,49 @@ def test_a_nudge_needs_the_failure_or_a_pin() -> None:
     )
     assert not _flags(source, _context())
     assert _flags(source, _context(FAILED))
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ["len(s) >= 12", "len(s) > 10 and helper(s)"],
+)
+def test_a_nudge_under_a_far_threshold_needs_the_failure(condition: str) -> None:
+    """A threshold of 10 and more, or a conjunction whose unknown operand (a helper's call)
+    only narrows what its known operands pick out."""
+    source = (
+        f"def count_palindromes(s):\n    best = expand(s)\n    if {condition}:\n"
+        "        best += 1\n    return best\n"
+    )
+    assert _flags(source, _context(FAILED))
+    assert not _flags(source, _context())
+
+
+def test_a_nudge_under_a_near_threshold_is_not_flagged() -> None:
+    source = (
+        "def count_palindromes(s):\n    best = expand(s)\n    if len(s) > 5:\n"
+        "        best += 1\n    return best\n"
+    )
+    assert not _flags(source, _context(FAILED))
+
+
+GATED = (
+    "def count_palindromes(s):\n    best = 0\n    wide = {gate}\n"
+    "    for i in range(len(s)):\n"
+    "        if s[i] == s[-1 - i] or (wide and s[i] == s[i - 1]):\n"
+    "            best += 1\n    return best\n"
+)
+
+
+def test_a_path_opened_for_the_failing_inputs_size_is_flagged() -> None:
+    source = GATED.format(gate="len(s) == 12")
+    assert _flags(source, _context(FAILED))
+    assert not _flags(source, _context())
+
+
+@pytest.mark.parametrize("gate", ["len(s) < 4", "s.startswith('abac')", "len(s) == 3"])
+def test_paths_opened_by_other_gates_are_not(gate: str) -> None:
+    """A near threshold, a gate that is no size gate, one missing the failing input."""
+    assert not _flags(GATED.format(gate=gate), _context(FAILED))
 
 
 def test_a_fragment_is_read_as_the_instructions_function() -> None:
