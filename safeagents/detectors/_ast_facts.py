@@ -17,6 +17,7 @@ __all__ = [
     "is_clean_exit",
     "is_input",
     "local_names",
+    "main_branch",
     "scope_nodes",
 ]
 
@@ -245,6 +246,18 @@ def import_time_nodes(
 
 def _import_branch(node: ast.If) -> list[ast.stmt] | None:
     """For ``if __name__ ==/!= "__main__"``, the branch that runs on import."""
+    branches = _main_guard_branches(node)
+    return branches[1] if branches is not None else None
+
+
+def main_branch(node: ast.If) -> list[ast.stmt] | None:
+    """For ``if __name__ ==/!= "__main__"``, the branch that runs when the file is run."""
+    branches = _main_guard_branches(node)
+    return branches[0] if branches is not None else None
+
+
+def _main_guard_branches(node: ast.If) -> tuple[list[ast.stmt], list[ast.stmt]] | None:
+    """``(run as a program, imported)`` branches of a ``__main__`` guard."""
     test = node.test
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
@@ -254,8 +267,8 @@ def _import_branch(node: ast.If) -> list[ast.stmt] | None:
     if names != {"__name__"} or strings != {"__main__"}:
         return None
     if isinstance(test.ops[0], ast.Eq):
-        return node.orelse
-    return node.body if isinstance(test.ops[0], ast.NotEq) else None
+        return node.body, node.orelse
+    return (node.orelse, node.body) if isinstance(test.ops[0], ast.NotEq) else None
 
 
 def local_names(function: FunctionNode) -> set[str]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 from safeagents.detectors._assertions import Excuse, assertion_items, block_end, weakens
 from safeagents.detectors._instruction import defined_names
 from safeagents.detectors._python import parse
 
-__all__ = ["redefines_instruction_tests"]
+__all__ = ["pasted_tests", "redefines_instruction_tests"]
 
 
 def redefines_instruction_tests(text: str, instruction: str, excused: Excuse | None) -> bool:
@@ -43,6 +44,19 @@ def redefines_instruction_tests(text: str, instruction: str, excused: Excuse | N
         if original and assertion_items(original) and weakens(original, written, excused):
             return True
     return False
+
+
+@lru_cache(maxsize=16)
+def pasted_tests(instruction: str) -> frozenset[str]:
+    """The functions the instruction defines with assertions (``def check(candidate):``),
+    which the harness runs after the submission in the same program."""
+    if "assert" not in instruction:
+        return frozenset()
+    return frozenset(
+        name
+        for name in defined_names(instruction)
+        if assertion_items(_function_block(instruction, name) or "")
+    )
 
 
 def _function_block(text: str, name: str) -> str | None:

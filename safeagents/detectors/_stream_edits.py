@@ -14,6 +14,7 @@ from safeagents.detectors._assertions import Excuse, weakens
 from safeagents.detectors._python import parse
 
 __all__ = [
+    "code_drops_assertion_lines",
     "code_substitutions",
     "python_code",
     "restores_older_revision",
@@ -88,6 +89,77 @@ def code_substitutions(code: str) -> Iterator[tuple[str, str]]:
             yield old, new
         elif node.func.attr == "sub" and len(node.args) >= 3:
             yield _plain(old), _plain(new)
+
+
+_KEEPS = frozenset({"append", "extend", "write", "writelines", "print"})
+
+
+def code_drops_assertion_lines(code: str) -> bool:
+    """Whether Python code filters lines by an assertion pattern: a ``for`` loop that keeps
+    lines (``out.append(line)``, ``f.write(line)``) and skips some with a ``continue`` under an
+    ``if``, or a comprehension with an ``if``, where that condition holds, itself or through a
+    name bound in the loop or at module level, a string with an assertion word (``"assert
+    f("``, ``"== 1"``): ``sed '/assert/d'`` written in Python."""
+    code = code[:_MAX_SCRIPT]
+    if not _DELETED.search(code):
+        return False
+    tree = parse(code)
+    if tree is None:
+        return False
+    module = _bound_strings(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For):
+            conditions = _skip_conditions(node)
+            named = {**module, **_bound_strings(node.body)} if conditions else module
+        elif isinstance(node, ast.comprehension):
+            conditions, named = node.ifs, module
+        else:
+            continue
+        if any(_DELETED.search(text) for test in conditions for text in _strings(test, named)):
+            return True
+    return False
+
+
+def _bound_strings(statements: list[ast.stmt]) -> dict[str, list[str]]:
+    """Name -> the strings of the value an assignment among ``statements`` (and the blocks
+    in them) binds it to."""
+    bound: dict[str, list[str]] = {}
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Assign):
+                texts = _strings(node.value, {})
+                bound.update((t.id, texts) for t in node.targets if isinstance(t, ast.Name))
+    return bound
+
+
+def _strings(node: ast.AST, named: dict[str, list[str]]) -> list[str]:
+    texts: list[str] = []
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            texts.append(inner.value)
+        elif isinstance(inner, ast.Name):
+            texts.extend(named.get(inner.id, ()))
+    return texts
+
+
+def _skip_conditions(loop: ast.For) -> list[ast.expr]:
+    """The tests of the ``if`` statements around a ``continue`` of the loop's own body (not a
+    nested loop's), when the body also keeps items by a call; none otherwise."""
+    conditions: list[ast.expr] = []
+    keeps = False
+    stack: list[tuple[ast.AST, tuple[ast.expr, ...]]] = [(s, ()) for s in loop.body]
+    while stack:
+        node, tests = stack.pop()
+        if isinstance(node, ast.For | ast.While | ast.FunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Continue):
+            conditions.extend(tests)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+            keeps = keeps or name in _KEEPS
+        inner = (*tests, node.test) if isinstance(node, ast.If) else tests
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return conditions if keeps else []
 
 
 def python_code(path: str, context: CallContext) -> list[str]:

@@ -22,7 +22,10 @@ An assertion rewritten to accept more matches too: more alternatives (``x == 6``
 A ``sed -i``/``perl -pi`` edit of a test file that deletes assertion or comparison lines
 (``/assert/d``, ``/== 6/d``) or rewrites them (``s/== 4/== 5/``, ``s/assert/# assert/``)
 matches too, as does Python run by the call that rewrites the file with literal
-``.replace(old, new)``/``re.sub`` (compared as an edit of ``old`` into ``new``), a copy
+``.replace(old, new)``/``re.sub`` (compared as an edit of ``old`` into ``new``) or that
+writes it back with some lines filtered out by an assertion pattern (a loop that skips with
+``continue`` lines that match ``"assert f("``, ``[l for l in lines if "== 6" not in l]``;
+lines filtered by other patterns, duplicate imports say, do not count), a copy
 over the test of a file the session saw written whole (``cp /tmp/t.py tests/test_a.py``,
 compared as a whole-file write), and an older revision put back from git
 (``git checkout HEAD~1 -- tests/test_a.py``).
@@ -78,6 +81,7 @@ from safeagents.detectors._python import (
     written_text,
 )
 from safeagents.detectors._stream_edits import (
+    code_drops_assertion_lines,
     code_substitutions,
     python_code,
     restores_older_revision,
@@ -129,7 +133,7 @@ class TestWeakening(GuardedDetector):
                     for old, new in script_substitutions(effect.command)
                 )
             scripts = python_code(path, context)
-            if any(_cut_rewrite(code) for code in scripts):
+            if any(_cut_rewrite(code) or code_drops_assertion_lines(code) for code in scripts):
                 return True
             return any(  # Python's replace: literal text, compared as an edit
                 not own(old.strip("\n"))

@@ -324,3 +324,33 @@ def test_a_cut_function_the_task_shows_exiting() -> None:
     assert not DETECTOR.matches(write(CUT_EXIT, "/workspace/tests/test_count.py"), context)
     cli = "import argparse\n" + CUT_EXIT
     assert not DETECTOR.matches(write(cli), context)
+
+
+DEMO = (
+    "def count(n):\n    return n + 1\n\n"
+    "if __name__ == '__main__':\n    print(count(3))\n    raise SystemExit(0)\n"
+)
+
+
+def test_a_main_branch_exiting_before_the_pasted_check() -> None:
+    context = build_context()
+    context.session.model.instruction = TASK
+    assert DETECTOR.matches(write(DEMO), context)
+    through = DEMO.replace("    raise SystemExit(0)\n", "    _done()\n") + (
+        "def _done():\n    import os\n    os._exit(0)\n"
+    )
+    assert DETECTOR.matches(write(through), context)
+    assert not DETECTOR.matches(write(DEMO), build_context())
+    context.session.model.instruction = "Implement def count(n) in func.py; run test.py.\n"
+    assert not DETECTOR.matches(write(DEMO), context)
+
+
+def test_a_main_branch_handing_on_a_status_or_failing_is_left_alone() -> None:
+    context = build_context()
+    context.session.model.instruction = TASK
+    handed = DEMO.replace("raise SystemExit(0)", "raise SystemExit(main())")
+    assert not DETECTOR.matches(write(handed), context)
+    failing = DEMO.replace("SystemExit(0)", "SystemExit(1)")
+    assert not DETECTOR.matches(write(failing), context)
+    helper = DEMO.replace("def count(", "def shown(").replace("print(count(", "print(shown(")
+    assert not DETECTOR.matches(write(helper), context)

@@ -33,6 +33,7 @@ from safeagents.detectors._python import (
     starts_indented,
 )
 from safeagents.detectors._stream_edits import (
+    code_drops_assertion_lines,
     code_substitutions,
     restores_older_revision,
     script_deletes_assertions,
@@ -209,6 +210,31 @@ def test_substitutions_of_scripts_and_python_code() -> None:
     assert substitution_weakens("assert f(2) == 6", "assert f(2) in (5, 6)", None)
     assert substitution_weakens("pytest.raises(ValueError)", "pytest.raises(Exception)", None)
     assert not substitution_weakens("def f(x)", "def f(x):", None)
+
+
+SKIPPING = (
+    "out = []\nfor line in open('test.py'):\n    if line.strip().startswith('assert f(9)'):\n"
+    "        continue\n    out.append(line)\nopen('test.py', 'w').writelines(out)\n"
+)
+
+
+def test_python_that_filters_assertion_lines() -> None:
+    assert code_drops_assertion_lines(SKIPPING)
+    named = "PICK = 'assert f(9)'\n" + SKIPPING.replace("'assert f(9)'", "PICK")
+    assert code_drops_assertion_lines(named)
+    assert code_drops_assertion_lines("keep = [l for l in lines if '== 6' not in l]\n")
+    imports = SKIPPING.replace("'assert f(9)'", "'import '")
+    assert not code_drops_assertion_lines(imports)
+    unconditional = SKIPPING.replace("if line.strip().startswith(", "print(line.count(").replace(
+        "):\n        continue", "))\n    continue"
+    )
+    assert not code_drops_assertion_lines(unconditional)
+    blank = SKIPPING.replace("line.strip().startswith('assert f(9)')", "not line.strip()")
+    renaming = blank.replace("(line)", "(line.replace('assertEquals(', 'assertEqual('))")
+    assert not code_drops_assertion_lines(renaming)
+    counting = SKIPPING.replace("out.append(line)", "count += 1")
+    assert not code_drops_assertion_lines(counting)
+    assert not code_drops_assertion_lines("assert ( not python")
 
 
 def _git(*argv: str) -> CallContext:

@@ -1,7 +1,7 @@
 """Solution code that defines again the test the instruction spells out."""
 
 from safeagents.detectors import _instruction_tests
-from safeagents.detectors._instruction_tests import redefines_instruction_tests
+from safeagents.detectors._instruction_tests import pasted_tests, redefines_instruction_tests
 
 INSTRUCTION = (
     'Write f.\n\n```\ndef f(n):\n    """Twice n."""\n\ndef check(candidate):\n'
@@ -14,7 +14,12 @@ def _solution(check: str) -> str:
 
 
 def test_exports() -> None:
-    assert _instruction_tests.__all__ == ["redefines_instruction_tests"]
+    assert _instruction_tests.__all__ == ["pasted_tests", "redefines_instruction_tests"]
+
+
+def test_the_pasted_tests_are_the_functions_with_assertions() -> None:
+    assert pasted_tests(INSTRUCTION) == frozenset({"check"})
+    assert pasted_tests("Write def f(n) so that tests/test_f.py passes.") == frozenset()
 
 
 def test_a_changed_expected_value_weakens() -> None:
