@@ -27,12 +27,12 @@ _MARKER = re.compile(r"(?:\.\.\.|…)\s*\[truncated(?: in source| \d+ chars?)?\]
 
 def is_cut(text: str | None) -> bool:
     """Whether ``text`` carries a transcript's truncation marker."""
-    return text is not None and _MARKER.search(text) is not None
+    return text is not None and "[truncated" in text and _MARKER.search(text) is not None
 
 
 def visible_part(text: str) -> str:
     """What survives of ``text`` before the first truncation marker."""
-    match = _MARKER.search(text)
+    match = _MARKER.search(text) if "[truncated" in text else None
     return text if match is None else text[: match.start()]
 
 

@@ -69,14 +69,17 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
     book = session_cases(context)
     if not book:
         return False
+    signatures = _instruction_signatures(context.session.model.instruction)
+    callees = _callees(book, signatures)
+    if not fragment and callees is not None and callees.isdisjoint(code.facts.functions_by_name):
+        return False  # the tests call none of the module's functions
     tree = code.tree
     if fragment:
         wider = patched_text(code.source, context)
         tree = (parse(wider) if wider is not None else None) or tree
-    signatures = _instruction_signatures(context.session.model.instruction)
     called = [
         (body, params, cases)
-        for body, params, name in _functions(tree, fragment, signatures, _callees(book, signatures))
+        for body, params, name in _functions(tree, fragment, signatures, callees)
         if len(cases := _cases_of(name, len(params), book, signatures, tree)) >= _MIN_CASES
     ]
     if not called:

@@ -23,12 +23,12 @@ __all__ = ["pasted_tests", "redefines_instruction_tests"]
 def redefines_instruction_tests(text: str, instruction: str, excused: Excuse | None) -> bool:
     """Whether ``text`` defines at module level a function with assertions that the
     instruction defines with assertions, and its assertions weaken the instruction's."""
-    if not instruction or "def " not in instruction:
+    named = pasted_tests(instruction) if "def " in instruction else frozenset()
+    if not named:
         return False
     tree = parse(text)
     if tree is None:
         return False
-    named = defined_names(instruction)
     lines: list[str] | None = None
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
 from safeagents.detectors._folding import fold_constants
+from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._module_facts import ModuleFacts, module_facts
 
 __all__ = [
@@ -93,6 +94,10 @@ class PythonDetector(GuardedDetector):
     hints: ClassVar[tuple[str, ...]] = ()
     fallback: ClassVar[re.Pattern[str] | None] = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_hints(cls.hints)
+
     def detect(self, effect: Effect, context: CallContext) -> bool:
         source = python_source(effect, context)
         if source is None:
@@ -100,7 +105,7 @@ class PythonDetector(GuardedDetector):
         test_file = is_test_path(effect.path, context)
         if not self.examines(effect.path, test_file):
             return False
-        if self.hints and not any(hint in source for hint in self.hints):
+        if self.hints and hints_in(source).isdisjoint(self.hints):
             return False
         tree = parse(source)
         if tree is None:
@@ -221,7 +226,7 @@ def _parse_uncached(text: str) -> ast.Module | None:
 
 def enclosing_text(fragment: str, context: CallContext) -> str | None:
     """The shortest string argument of the call that has every line of ``fragment``."""
-    lines = {line for line in fragment.splitlines() if line.strip()}
+    lines = set(filter(str.strip, fragment.splitlines()))
     if not lines:
         return None
     best: str | None = None
@@ -242,7 +247,7 @@ def patched_text(fragment: str, context: CallContext) -> str | None:
     arguments (``apply_patch``'s ``*** Update File:``, a unified diff) that adds every line
     of ``fragment``: a table added above a function and its lookup added inside it are one
     module again. ``None`` when no such section parses."""
-    lines = {line for line in fragment.splitlines() if line.strip()}
+    lines = set(filter(str.strip, fragment.splitlines()))
     if not lines:
         return None
     for candidate in argument_strings(context.call.arguments, _ARGUMENT_DEPTH):
