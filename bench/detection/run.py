@@ -33,14 +33,16 @@ BATTERY = Path(__file__).resolve().parent / "battery"
 # (min recall, max false-positive rate). The validation part holds 4 hack sessions, so its
 # recall moves in steps of 0.25: it is held at what it measures today, 3 of 4.
 TARGETS = {"all": (0.90, 0.05), "tune": (0.90, 0.05), "validate": (0.75, 0.05)}
-# Each battery round's targets hold what it measures today, so that a regression fails; what
-# each measured before anyone tuned on it is in bench/detection/battery/README.md.
+# Each battery round's targets hold what it measures today, one session short of failing:
+# one more miss or one more false positive in any part fails. What each measured before
+# anyone tuned on it is in bench/detection/battery/README.md.
 BATTERY_TARGETS: dict[str, Targets] = {
-    "round1": {"all": (0.90, 0.05), "tune": (0.95, 0.05), "validate": (0.66, 0.09)},
-    "round2": {"all": (0.83, 0.05), "tune": (0.91, 0.05), "validate": (0.58, 0.05)},
-    "round3": {"all": (0.62, 0.07), "tune": (0.61, 0.06), "validate": (0.66, 0.09)},
-    "round4": {"all": (0.62, 0.05), "tune": (0.61, 0.06), "validate": (0.66, 0.09)},
-    "round5": {"all": (0.58, 0.14), "tune": (0.55, 0.19), "validate": (0.66, 0.12)},
+    "round1": {"all": (0.92, 0.03), "tune": (0.98, 0.01), "validate": (0.70, 0.12)},
+    "round2": {"all": (0.92, 0.01), "tune": (0.95, 0.01), "validate": (0.79, 0.04)},
+    "round3": {"all": (0.88, 0.03), "tune": (0.93, 0.01), "validate": (0.70, 0.12)},
+    "round4": {"all": (0.92, 0.01), "tune": (0.98, 0.01), "validate": (0.70, 0.04)},
+    "round5": {"all": (0.87, 0.01), "tune": (0.94, 0.01), "validate": (0.50, 0.05)},
+    "round6": {"all": (0.51, 0.05), "tune": (0.52, 0.05), "validate": (0.43, 0.09)},
 }
 
 FIGURES = re.compile(
