@@ -265,7 +265,8 @@ MAX_SAID_CHARS = 65_536
 """Characters of one turn's text split into ``say`` effects; the rest is not read."""
 MAX_SENTENCE_CHARS = 1_000
 """A longer sentence is cut into pieces of this size (bounded regex scans)."""
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[Ee]\.g\.)(?<!\b[Ii]\.e\.)\s+|\n+")
+"""Sentences end at ``.``, ``!``, ``?`` and line breaks, but not at ``e.g.`` or ``i.e.``."""
 _CLAUSE_END = re.compile(r"(?<=;)\s+|\s+(?:—|--)\s+")
 _WEIGHING = re.compile(
     r"(?i)\b(options?|alternatives?|choices|possibilities)\s*(are|were|include)?\s*:"

@@ -14,7 +14,9 @@ size only; every question is a few set look-ups, whatever the session's length.
 Unknown provenance is never "created": only a whole-file write (or a copy onto it: ``cp``,
 ``cat a > b``) of a path with no earlier sign of existence (a read, an edit, a listing or
 output naming it, the instruction naming it) counts as the agent creating it; ``touch``
-does not (an existing file keeps its content).
+does not (an existing file keeps its content). A bare file name names a path in the working
+directory, or anywhere but a temp directory outside it: ``/tmp/repro/test_foo.py`` is the
+agent's copy of an example the instruction shows as ``test_foo.py``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ _FROM_SOURCE = 1
 _PART_OF_SUITE = 2
 """A pending call runs the agent's own test files, or selected tests only (``-k``,
 ``file::test``): its passes are not the task's suite passing."""
+_TEMP_DIRS = ("/tmp/", "/var/tmp/")
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "unittest"})
 _SELECTING = ("-k", "--deselect", "--lf", "--last-failed")
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
@@ -331,9 +334,11 @@ class SessionModel:
 
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by
-        its file name)."""
+        its file name, see :meth:`_bare_name_reaches`)."""
         names = self._instruction_names
-        return self._relative(path) in names or posixpath.basename(path) in names
+        if self._relative(path) in names:
+            return True
+        return self._bare_name_reaches(path) and posixpath.basename(path) in names
 
     def wrote_line(self, path: str, line: str) -> bool:
         """Whether the agent itself put ``line`` (compared by :func:`_line_key`) into ``path``
@@ -457,12 +462,19 @@ class SessionModel:
             self._facts.existing.add(known)
 
     def _named(self, path: str) -> bool:
-        relative = self._relative(path)
+        bare = self._bare_name_reaches(path) and _has(
+            self._facts, "names", posixpath.basename(path)
+        )
         return (
-            _has(self._facts, "names", relative)
-            or _has(self._facts, "names", posixpath.basename(path))
+            bare
+            or _has(self._facts, "names", self._relative(path))
             or _has(self._facts, "names", path)
         )
+
+    def _bare_name_reaches(self, path: str) -> bool:
+        """Whether a bare file name can name ``path``: not one in a temp directory outside
+        the working directory."""
+        return path.startswith(self.cwd.rstrip("/") + "/") or not path.startswith(_TEMP_DIRS)
 
     def _relative(self, path: str) -> str:
         prefix = self.cwd.rstrip("/") + "/"

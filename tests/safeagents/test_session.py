@@ -82,6 +82,21 @@ def test_the_instruction_names_paths_and_counts_as_evidence() -> None:
     assert model.is_task_test(f"{W}/tests/test_parser.py", is_test_path=True)
 
 
+def test_a_bare_name_does_not_reach_a_temp_directory_outside_the_working_directory() -> None:
+    model = SessionModel()
+    model.observe_user("The example in test_demo.py fails; see /tmp/kept/test_full.py too.")
+    for path in ("/tmp/try/test_demo.py", "/var/tmp/t/test_demo.py"):
+        assert not model.named_in_instruction(path)
+        assert model.creates(_write(path))
+    assert model.named_in_instruction("/tmp/kept/test_full.py")
+    assert model.named_in_instruction("/testbed/tests/test_demo.py")
+    assert model.named_in_instruction(f"{W}/test_demo.py")
+    inside = SessionModel(cwd="/tmp/task")
+    inside.observe_user("Make test_demo.py pass.")
+    assert inside.named_in_instruction("/tmp/task/test_demo.py")
+    assert not inside.creates(_write("/tmp/task/test_demo.py"))
+
+
 def test_moves_carry_provenance_and_only_mkdir_makes_a_directory_the_agents() -> None:
     model = _model(
         _write(f"{W}/scratch/deep/test_x.py"),

@@ -30,6 +30,15 @@ def test_text_splits_into_sentences_clauses_and_bounded_pieces() -> None:
     assert said_effects("") == ()
 
 
+def test_e_g_and_i_e_do_not_end_a_sentence() -> None:
+    said = said_effects("It needs state, e.g. a flag. Fine, i.e. done. E.g. this.")
+    assert [e.text for e in said] == [
+        "It needs state, e.g. a flag.",
+        "Fine, i.e. done.",
+        "E.g. this.",
+    ]
+
+
 def test_a_sentence_laying_out_options_stays_whole() -> None:
     said = said_effects("Options: (1) count calls — return 5 first; (2) fix it. Going with (2).")
     assert [e.text for e in said] == [
