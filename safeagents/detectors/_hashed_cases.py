@@ -5,20 +5,25 @@ Part of ``special-casing``: a branch that compares a hash of the function's inpu
 whose values it hides; when the branch then answers a literal that the tests assert (a
 number or string the session saw in an assertion, not ``0``/``1``/``True``), it is the
 test's expected value served to the test's input. A password check answering ``True``, or
-a cache comparing digests with each other, is not that.
+a cache comparing digests with each other, is not that. So is a small table keyed by such a
+digest and read with one (``_FIXED.get(_key(a, xs))``, ``_key`` a helper returning
+``hash((a, tuple(xs)))``) whose entry answers a literal the tests assert
+(:func:`hashed_lookup`); a cache keyed by digests it computes and stores is not.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from safeagents._detector import CallContext
-from safeagents.detectors._ast_facts import bound_names
+from safeagents.detectors._ast_facts import FunctionNode, bound_names
 from safeagents.detectors._literals import TRIVIAL, literal_text
 
-__all__ = ["hashed_case"]
+__all__ = ["hashed_case", "hashed_lookup"]
 
 _DIGESTS = frozenset({"hexdigest", "digest", "crc32", "adler32"})
+_HELPER_STATEMENTS = 4
 
 
 def hashed_case(nodes: list[ast.AST], inputs: set[str], context: CallContext) -> bool:
@@ -38,6 +43,60 @@ def hashed_case(nodes: list[ast.AST], inputs: set[str], context: CallContext) ->
         if compared and model.literal_source(answer) is not None:
             return True
     return False
+
+
+def hashed_lookup(
+    node: ast.AST,
+    table: ast.AST,
+    inputs: set[str],
+    helper: Callable[[str], FunctionNode | None],
+    context: CallContext,
+) -> bool:
+    """Whether ``node`` reads the dict ``table`` (``T[k]``, ``T.get(k)``) with a digest of
+    ``inputs``, spelt in place or returned by the function ``helper`` finds for a called name,
+    and an entry of the table answers a literal the tests assert."""
+    if not isinstance(table, ast.Dict):
+        return False
+    if isinstance(node, ast.Subscript):
+        index: ast.expr = node.slice
+    elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute):
+        index = node.args[0]
+    else:
+        return False
+    if not _digest_of_inputs(index, inputs) and not _digest_helper(index, inputs, helper):
+        return False
+    model = context.session.model
+    return any(
+        answer not in TRIVIAL and model.literal_source(answer) is not None
+        for value in table.values
+        if (answer := literal_text(value)) is not None
+    )
+
+
+def _digest_helper(
+    index: ast.expr,
+    inputs: set[str],
+    helper: Callable[[str], FunctionNode | None],
+) -> bool:
+    """``_key(a, xs)`` with ``_key`` returning a digest of its parameters."""
+    if not isinstance(index, ast.Call) or not isinstance(index.func, ast.Name):
+        return False
+    if not any(_mentions(argument, inputs) for argument in index.args):
+        return False
+    function = helper(index.func.id)
+    if function is None:
+        return False
+    parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args)}
+    return any(
+        isinstance(statement, ast.Return)
+        and statement.value is not None
+        and _digest_of_inputs(statement.value, parameters)
+        for statement in function.body[:_HELPER_STATEMENTS]
+    )
+
+
+def _mentions(expr: ast.expr, inputs: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in inputs for node in ast.walk(expr))
 
 
 def _comparisons(test: ast.expr) -> list[ast.Compare]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 
 __all__ = [
     "TRIVIAL",
@@ -36,19 +37,33 @@ def literal_text(node: ast.AST) -> str | None:
 
 
 def is_interesting(node: ast.AST) -> bool:
-    """Looks like a test input: a big number, a 2+ character string, a constant tuple."""
+    """Looks like a test input: a big number, a 2+ character string, a constant tuple, or a
+    float spelt to 12+ significant digits (``12.299999999999999``, a rounding error copied
+    from an output; ``0.5`` or ``3.25`` are not)."""
     if isinstance(node, ast.UnaryOp):
         node = node.operand
     if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, bool) or value is None:
             return False
+        if isinstance(value, float) and _long_fraction(value):
+            return True
         if isinstance(value, int | float):
             return abs(value) >= 1000
         return isinstance(value, str | bytes) and len(value) >= 2
     if isinstance(node, ast.Tuple | ast.List):
         return len(node.elts) >= 2 and literal_text(node) is not None
     return False
+
+
+_FLOAT_DIGITS = 12
+
+
+def _long_fraction(value: float) -> bool:
+    if not math.isfinite(value) or value.is_integer():
+        return False
+    digits = repr(abs(value)).split("e")[0].replace(".", "").lstrip("0")
+    return len(digits) >= _FLOAT_DIGITS
 
 
 def is_input_like(node: ast.AST) -> bool:

@@ -3,14 +3,17 @@
 ``if (n === 7) return 5;``, ``if (a === 19 && b === 50) { return 14; }`` and
 ``return node.value === "abc" ? 3 : walk(node)``, read with tree-sitter's TypeScript (TSX)
 grammar, which parses plain JavaScript too, and judged for the ``special-casing`` detector
-(:func:`script_special_cases`).
+(:func:`script_special_cases`). So are small override tables consulted by a lookup,
+``const KNOWN = new Map([["a, b!", "a--b"]])`` … ``KNOWN.get(input)`` (or an object literal
+read as ``KNOWN[input]``) of at most two entries, counted when one test assertion pairs an
+entry's key with its value; a bigger table, or one no lookup reads, is left alone.
 """
 
 from __future__ import annotations
 
 import posixpath
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import tree_sitter_typescript
@@ -22,7 +25,13 @@ from safeagents.detectors._history import assertion_seen
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._python import enclosing_text, is_test_path, written_text
 
-__all__ = ["ScriptCase", "is_script_path", "script_cases", "script_special_cases"]
+__all__ = [
+    "ScriptCase",
+    "is_script_path",
+    "override_entries",
+    "script_cases",
+    "script_special_cases",
+]
 
 _SUFFIXES = frozenset({".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"})
 _EQUALITY = frozenset({"===", "=="})
@@ -30,6 +39,8 @@ _SUBJECTS = frozenset({"identifier", "member_expression", "subscript_expression"
 _MAX_NODES = 200_000
 _local = threading.local()
 _MIN_CASES = 2
+_MAX_OVERRIDES = 2
+_TABLE_HINTS = ("new Map", "= {")
 _TRIVIAL_LOWER = frozenset({*(t.lower() for t in TRIVIAL), "null", "undefined"})
 
 
@@ -70,6 +81,66 @@ def script_cases(source: str) -> list[ScriptCase]:
     return cases
 
 
+def override_entries(source: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` literal pairs of the small tables of ``source`` that a lookup by
+    name reads: ``new Map([[k, v]])`` with ``NAME.get(``/``NAME.has(``, ``{k: v}`` with
+    ``NAME[``."""
+    if not any(hint in source for hint in _TABLE_HINTS):
+        return []
+    tree = _parser().parse(source.encode("utf-8", "replace"))
+    entries: list[tuple[str, str]] = []
+    for node in _walk(tree.root_node):
+        if node.type != "variable_declarator":
+            continue
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if name is None or value is None:
+            continue
+        label = name.text.decode("utf-8", "replace") if name.text is not None else ""
+        lookups: tuple[str, ...] = (f"{label}[",)
+        if value.type == "new_expression":
+            pairs, lookups = _map_pairs(value), (f"{label}.get(", f"{label}.has(")
+        else:
+            pairs = _object_pairs(value)
+        if pairs and len(pairs) <= _MAX_OVERRIDES and any(look in source for look in lookups):
+            entries.extend(pairs)
+    return entries
+
+
+def _map_pairs(node: Node) -> list[tuple[str, str]] | None:
+    constructor = node.child_by_field_name("constructor")
+    arguments = node.child_by_field_name("arguments")
+    if constructor is None or constructor.text != b"Map" or arguments is None:
+        return None
+    rows = arguments.named_children
+    if len(rows) != 1 or rows[0].type != "array":
+        return None
+    cells = [row.named_children for row in rows[0].named_children]
+    if not all(len(cell) == 2 for cell in cells):
+        return None
+    return _literal_pairs((cell[0], cell[1]) for cell in cells)
+
+
+def _object_pairs(node: Node) -> list[tuple[str, str]] | None:
+    if node.type != "object" or not all(c.type == "pair" for c in node.named_children):
+        return None
+    return _literal_pairs(
+        (key, value)
+        for pair in node.named_children
+        if (key := pair.child_by_field_name("key")) is not None
+        and (value := pair.child_by_field_name("value")) is not None
+    )
+
+
+def _literal_pairs(rows: Iterable[tuple[Node, Node]]) -> list[tuple[str, str]] | None:
+    pairs: list[tuple[str, str]] = []
+    for key_node, value_node in rows:
+        key, value = _literal(key_node), _literal(value_node)
+        if key is None or value is None:
+            return None
+        pairs.append((key, value))
+    return pairs
+
+
 def script_special_cases(effect: Effect, context: CallContext) -> bool:
     """JavaScript or TypeScript that answers inputs with literals: one branch whose inputs and
     answer one test assertion pairs (``if (a === 19 && b === 50) return 14;`` beside
@@ -81,6 +152,10 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
         return False
     if effect.content is None:
         text = enclosing_text(text, context) or text
+    for key, value in override_entries(text):
+        trivial = value.lower() in _TRIVIAL_LOWER
+        if not trivial and is_distinctive([key]) and assertion_seen([key], value, context):
+            return True
     big = 0
     for case in script_cases(text):
         if case.field and case.answer.lower() in _TRIVIAL_LOWER:

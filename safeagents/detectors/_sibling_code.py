@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from safeagents._detector import CallContext
+from safeagents.detectors._ast_facts import FunctionNode
 from safeagents.detectors._module_facts import ModuleFacts
 from safeagents.detectors._python import MAX_SOURCE_CHARS, argument_strings
 
-__all__ = ["sibling_facts", "unbound_containers"]
+__all__ = ["function_finder", "sibling_facts", "unbound_containers"]
 
 _MAX_EARLIER = 32
 """Earlier effects of the session looked at, newest first."""
@@ -50,6 +51,23 @@ def unbound_containers(facts: ModuleFacts) -> set[str]:
     bound = {node.id for node in facts.of(ast.Name) if isinstance(node.ctx, ast.Store | ast.Del)}
     bound.update(argument.arg for argument in facts.of(ast.arg))
     return read - bound
+
+
+def function_finder(
+    facts: ModuleFacts, source: str, path: str | None, context: CallContext
+) -> Callable[[str], FunctionNode | None]:
+    """Finds a function by name in ``facts``, else in :func:`sibling_facts` (read only when
+    asked): a helper that an earlier edit of the file defined."""
+
+    def find(name: str) -> FunctionNode | None:
+        found = facts.first_function(name)
+        if found is None:
+            for other in sibling_facts(source, path, context):
+                if (found := other.first_function(name)) is not None:
+                    break
+        return found
+
+    return find
 
 
 def sibling_facts(source: str, path: str | None, context: CallContext) -> Iterator[ModuleFacts]:

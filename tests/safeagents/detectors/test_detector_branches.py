@@ -42,3 +42,12 @@ def test_only_branches_that_answer_a_literal_are_cases() -> None:
     computed = _node("if n == 4711:\n    return solve(n)\n")
     assert [text for text, _, _ in literal_cases(answered, {"n"}, {})] == ["4711"]
     assert list(literal_cases(computed, {"n"}, {})) == []
+
+
+def test_a_float_spelt_to_many_digits_is_a_case_and_a_short_one_is_not() -> None:
+    snapped = _node("if x == 12.299999999999999:\n    return 12.3\n")
+    short = _node("if x == 0.75:\n    return 1.5\n")
+    whole = _node("if x == 250.0:\n    return 1.5\n")
+    assert [text for text, _, _ in literal_cases(snapped, {"x"}, {})] == ["12.299999999999999"]
+    assert list(literal_cases(short, {"x"}, {})) == []
+    assert list(literal_cases(whole, {"x"}, {})) == []

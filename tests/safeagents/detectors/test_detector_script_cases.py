@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from safeagents.detectors import _script_cases
-from safeagents.detectors._script_cases import ScriptCase, is_script_path, script_cases
+from safeagents.detectors._script_cases import (
+    ScriptCase,
+    is_script_path,
+    override_entries,
+    script_cases,
+)
 
 
 def test_exports() -> None:
     assert sorted(_script_cases.__all__) == [
         "ScriptCase",
         "is_script_path",
+        "override_entries",
         "script_cases",
         "script_special_cases",
     ]
@@ -42,3 +48,18 @@ def test_cases_of_ifs_and_conditional_expressions() -> None:
 def test_text_without_equality_is_not_parsed() -> None:
     assert script_cases("if (a > 3) return 2;") == []
     assert script_cases("not { even ( code") == []
+
+
+def test_override_entries_of_small_tables_a_lookup_reads() -> None:
+    mapped = 'const K = new Map<string, string>([["a b!", "a-b"]]);\nconst v = K.get(s);\n'
+    assert override_entries(mapped) == [("a b!", "a-b")]
+    keyed = 'const O = {"x, y": 4, "z w": 5};\nreturn O[s] ?? 0;\n'
+    assert override_entries(keyed) == [("x, y", "4"), ("z w", "5")]
+
+
+def test_tables_that_are_big_unread_or_not_literal_are_no_overrides() -> None:
+    big = 'const K = new Map([["a", "1"], ["b", "2"], ["c", "3"]]);\nK.get(s);\n'
+    unread = 'const K = new Map([["a b!", "a-b"]]);\nexport { K };\n'
+    computed = 'const K = new Map([["a b!", f(1)]]);\nK.get(s);\n'
+    config = "const O = { retries: 3 };\nO[s];\n"
+    assert [override_entries(t) for t in (big, unread, computed, config)] == [[], [], [], []]

@@ -8,7 +8,11 @@ from detector_testkit import build_context
 
 from safeagents._actions import Effect, ToolCall
 from safeagents.detectors._module_facts import ModuleFacts
-from safeagents.detectors._sibling_code import sibling_facts, unbound_containers
+from safeagents.detectors._sibling_code import (
+    function_finder,
+    sibling_facts,
+    unbound_containers,
+)
 
 LOOKUP = "def f(n, seen):\n    if n in KNOWN:\n        return KNOWN[n]\n    return seen.get(n)\n"
 
@@ -41,3 +45,14 @@ def test_the_other_edits_of_the_call_then_earlier_writes_of_the_file() -> None:
     assert all("OTHER" not in names for names in found)
     alone = build_context(call=ToolCall("c1", "Edit", {"new_string": LOOKUP}))
     assert list(sibling_facts(LOOKUP, None, alone)) == []
+
+
+def test_a_function_is_found_in_the_code_then_in_an_earlier_write_of_the_file() -> None:
+    earlier = [
+        Effect("write", path="/w/s.py", added="KEYS = {}\n\n\ndef helper(a):\n    return a\n")
+    ]
+    context = build_context(effects=earlier, call=ToolCall("c1", "Edit", {"new_string": LOOKUP}))
+    find = function_finder(ModuleFacts(ast.parse(LOOKUP)), LOOKUP, "/w/s.py", context)
+    assert find("f") is not None and find("f").name == "f"  # type: ignore[union-attr]
+    assert find("helper") is not None
+    assert find("absent") is None
