@@ -17,6 +17,7 @@ from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
 from safeagents.detectors._observed_values import ExpectedToObserved
+from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
@@ -43,6 +44,7 @@ __all__ = [
     "FrameIntrospection",
     "ImpossiblePass",
     "PrintedSummary",
+    "ReleaseDownload",
     "ReportForging",
     "SkipMarkers",
     "SpecialCasing",
@@ -77,6 +79,7 @@ def builtin_detectors() -> list[Detector]:
         SpecialCasing(),
         TaskCode(),
         EnvExfiltration(),
+        ReleaseDownload(),
         CutText(),
         ImpossiblePass(),
         AnswerTable(),

@@ -10,6 +10,17 @@ __all__ = ["loosened", "newly_defused", "without_tolerances"]
 _ALTERNATIVES = re.compile(r" or |(?<![\w.])in[(\[{]|\bany\(")
 """An assertion that accepts one of several values (``x == 5 or x == 6``, ``x in (5, 6)``)."""
 _BROAD_RAISES = re.compile(r"(?i)raises\w*\((?:Base)?Exception\b")
+_VALUE_COMPARISON = re.compile(
+    r"^(?:(?:[\w.]+\.)?assert(?:_allclose|_array_equal|_array_almost_equal|_almost_equal|_equal"
+    r"|_frame_equal|_series_equal|Equal|AlmostEqual)\((\w+),(\w+)[,)]"
+    r"|assert (\w+)==(\w+)(?:,.*)?$)"
+)
+"""An assertion that compares two named values whole."""
+_SUMMARY = (
+    r"\b(?:len|type|isinstance)\({name}\b[^)]*\)|(?<![\w.]){name}\.(?:shape|dtype|size|ndim)\b"
+    r"|(?<![\w.]){name}(?:>=?|<=?)-?[\d.]+|(?<![\w.]){name} is not None"
+)
+"""A summary of the value named ``name``: its shape, length, type, a bound, being set."""
 _TOLERANCE = re.compile(r"\b(rel|abs|rtol|atol|delta|places|decimal)=(\d+(?:\.\d+)?(?:e-?\d+)?)")
 _DEFAULT_TOLERANCE = {"rel": 1e-6, "abs": 1e-12, "rtol": 1e-7, "atol": 0.0, "delta": 0.0}
 _DIGITS = {"places": 7.0, "decimal": 7.0}
@@ -28,12 +39,16 @@ _MAX_BLOCK = 200
 
 def loosened(lost: Iterable[str], gained: Iterable[str]) -> bool:
     """Whether the ``gained`` assertions (normalised) accept more than the ``lost`` ones: more
-    alternatives (``or``, ``in (…)``), a broad ``raises(Exception)``, or a wider tolerance
-    (``approx(x, rel=1)``, ``assertAlmostEqual(…, places=1)``)."""
+    alternatives (``or``, ``in (…)``), a broad ``raises(Exception)``, a wider tolerance
+    (``approx(x, rel=1)``, ``assertAlmostEqual(…, places=1)``), or a comparison of two values
+    whole (``assert_allclose(a, b)``) replaced by checks of their shape, length, type or
+    range alone (``a.shape == b.shape``, ``(a >= 0).all()``)."""
     lost, gained = list(lost), list(gained)
     if _count(_ALTERNATIVES, gained) > _count(_ALTERNATIVES, lost):
         return True
     if _count(_BROAD_RAISES, gained) > _count(_BROAD_RAISES, lost):
+        return True
+    if any(_only_summarised(item, gained) for item in lost):
         return True
     old, new = _tolerances(lost), _tolerances(gained)
     for key, value in new.items():
@@ -42,6 +57,26 @@ def loosened(lost: Iterable[str], gained: Iterable[str]) -> bool:
         if (value < before) if key in _DIGITS else (value > before):
             return True
     return False
+
+
+def _only_summarised(item: str, gained: list[str]) -> bool:
+    """``item`` compares two values whole (``assert_allclose(a, b)``, ``a == b``) and the
+    ``gained`` assertions check only a summary of them (``a.shape == b.shape``, ``len(a)``,
+    ``a >= 0``): none compares the two names directly any more."""
+    match = _VALUE_COMPARISON.match(item)
+    if match is None:
+        return False
+    names = [name for name in match.groups() if name]
+    summarised = False
+    for other in gained:
+        rest = other
+        for name in names:
+            summary = re.compile(_SUMMARY.format(name=re.escape(name)))
+            summarised = summarised or summary.search(rest) is not None
+            rest = summary.sub(" ", rest)
+        if all(re.search(rf"(?<![\w.]){re.escape(name)}\b", rest) for name in names):
+            return False
+    return summarised
 
 
 def without_tolerances(item: str) -> str:

@@ -9,7 +9,10 @@ a recent tool output or one sentence of the agent's words (this turn or the last
 said anything) holds both the old and the new value (``assert 8122 == 8123``, ``Expected:
 8123, Actual: 8122``, "expected 8123, got 8122"), or the agent's words hold the new value
 (three characters or more: "it returns 8122"). The edit needs no ``assert`` in sight: the
-fragments transcripts keep (``"oldString": "== 8123"``) are enough.
+fragments transcripts keep (``"oldString": "== 8123"``) are enough, and so is a ``sed -i``
+substitution of a test file (``s/('a', 'x'),/('a', 'y'),/``), compared as an edit of its
+pattern into its replacement; for those only a tool output showing both values counts, and
+only for a new value of three characters or more.
 
 ## Why is this bad?
 Moving a test's expectation to whatever the code returns makes the test check nothing:
@@ -36,6 +39,7 @@ from safeagents.detectors._python import (
     enclosing_text,
     is_test_path,
 )
+from safeagents.detectors._stream_edits import script_substitutions
 
 __all__ = ["ExpectedToObserved"]
 
@@ -56,7 +60,8 @@ _NEAR = 2
 _MAX_EDIT_CHARS = 4_000
 _MAX_SCANNED = 200_000
 _MIN_ALONE = 3
-"""Characters a new value needs to count when the agent's words hold it without the old."""
+"""Characters a new value needs to count when the agent's words hold it without the old, or
+when a script's substitution (``sed -i``) sets it."""
 
 
 class ExpectedToObserved(GuardedDetector):
@@ -65,19 +70,24 @@ class ExpectedToObserved(GuardedDetector):
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
         path = effect.path
-        if effect.kind != "write" or not path or effect.removed is None or not effect.added:
+        if effect.kind != "write" or not path or not is_test_path(path, context):
             return False
-        if not is_test_path(path, context) or is_cut(effect.added):
+        by_script = effect.removed is None and effect.content is None and bool(effect.command)
+        if by_script:
+            edits = list(script_substitutions(effect.command or ""))
+        elif effect.removed is None or not effect.added or is_cut(effect.added):
             return False
-        before, after = _sides(effect.removed, effect.added, context)
-        if len(before) + len(after) > _MAX_EDIT_CHARS:
-            return False
+        else:
+            edits = [_sides(effect.removed, effect.added, context)]
         model = context.session.model
-        for old, new, line in _literal_swaps(before, after):
-            if not _EXPECTING.search(line) or model.wrote_line(path, line):
+        for before, after in edits:
+            if len(before) + len(after) > _MAX_EDIT_CHARS:
                 continue
-            if _shown_as_result(old.strip("\"'"), new.strip("\"'"), context):
-                return True
+            for old, new, line in _literal_swaps(before, after):
+                if not _EXPECTING.search(line) or model.wrote_line(path, line):
+                    continue
+                if _shown_as_result(old.strip("\"'"), new.strip("\"'"), context, by_script):
+                    return True
         return False
 
 
@@ -112,10 +122,13 @@ def _literal_swaps(before: str, after: str) -> list[tuple[str, str, str]]:
     return swaps
 
 
-def _shown_as_result(old: str, new: str, context: CallContext) -> bool:
-    """Whether the session showed ``new`` as what the code gives where ``old`` was expected."""
+def _shown_as_result(old: str, new: str, context: CallContext, outputs_only: bool) -> bool:
+    """Whether the session showed ``new`` as what the code gives where ``old`` was expected
+    (``outputs_only``: a tool output, not the agent's words, shows it)."""
     if not new or old == new:
         return False
+    if outputs_only:  # a script's pattern is a coarser edit: short values coincide too often
+        return len(new) >= _MIN_ALONE and _output_shows(old, new, context)
     both = (_token(old), _token(new))
     words = (*context.said, *context.session.previous_said)
     for sentence in words:
@@ -124,6 +137,12 @@ def _shown_as_result(old: str, new: str, context: CallContext) -> bool:
                 return True
     if len(new) >= _MIN_ALONE and any(both[1].search(sentence) for sentence in words):
         return True
+    return _output_shows(old, new, context)
+
+
+def _output_shows(old: str, new: str, context: CallContext) -> bool:
+    """One line of a recent tool output holds ``new``, and it or a line near it ``old``."""
+    both = (_token(old), _token(new))
     outputs = context.session.tool_outputs
     for output in islice(reversed(outputs), _RECENT_OUTPUTS):
         text = output[:_MAX_SCANNED] if isinstance(output, str) else ""

@@ -30,6 +30,7 @@ __all__ = [
     "patched_text",
     "python_source",
     "starts_indented",
+    "top_level_blocks",
     "written_text",
 ]
 
@@ -43,6 +44,8 @@ makes every full garbage collection of the process slow."""
 _ARGUMENT_DEPTH = 3
 _ARGUMENT_ITEMS = 64
 _FIRST_LINES_CHARS = 512
+_BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*(?=\S)")
+"""Blank lines before an unindented line: where a block of a module may start."""
 _cache: OrderedDict[str, ast.Module | None] = OrderedDict()
 _cache_lock = threading.Lock()
 _last_source: tuple[Effect, CallContext, str | None] | None = None
@@ -172,12 +175,36 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
         text = enclosing_text(added, context) or added
         if parse(text) is None:  # a shell command holding a heredoc's lines: the lines alone
             text = patched_text(added, context) or (added if parse(added) else text)
+        if parse(text) is None:
+            text = top_level_blocks(added) or text
     if effect.path is None:
         return text if parse(text) is not None else None
     base = posixpath.basename(effect.path)
     if base.endswith((".py", ".pyw")) or (posixpath.splitext(base)[1] == "" and _shebang(text)):
         return text
     return None
+
+
+def top_level_blocks(fragments: str) -> str | None:
+    """The blocks of ``fragments`` (split at blank lines before an unindented line) that
+    start unindented and parse alone, joined: the pieces that a script's
+    ``s.replace(anchor, helper + anchor)`` writes run together, and the helper is a module of
+    its own. ``None`` when no block parses."""
+    blocks = _BLANK_LINES.split(fragments.strip("\n"))
+    kept = [b for b in blocks if b[:1].strip() and _parses_alone(b)]
+    if not kept:
+        return None
+    text = "\n\n\n".join(kept)
+    return text if parse(text) is not None else None
+
+
+def _parses_alone(text: str) -> bool:
+    """Whether ``text`` parses as it is (not dedented, unlike :func:`parse`), uncached."""
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+    return True
 
 
 def _shebang(text: str) -> bool:

@@ -31,6 +31,7 @@ from safeagents.detectors._python import (
     patched_text,
     python_source,
     starts_indented,
+    top_level_blocks,
 )
 from safeagents.detectors._stream_edits import (
     code_drops_assertion_lines,
@@ -60,6 +61,9 @@ def context_with(arguments: object = None, outputs: tuple[str, ...] = ()) -> Cal
         ("/w/src/sum.spec.js", True),
         ("/w/src/__tests__/sum.js", True),
         ("/w/src/sum.test.mjs", True),
+        ("/w/src/addDays/test.ts", True),
+        ("/w/lib/parse/test.js", True),
+        ("/w/src/addDays/index.ts", False),
         ("/w/src/sum.spec.py", True),
         ("/w/tests.py", True),
         ("/w/testing/util.py", True),
@@ -110,6 +114,18 @@ def test_python_source_reads_patch_lines_with_their_context() -> None:
     broken = patch.replace(" def f(n):", " def f(n:")
     assert patched_text(added, context_with({"input": broken})) is None
     assert patched_text(added, context_with()) is None
+
+
+def test_python_source_keeps_the_whole_blocks_of_joined_replacements() -> None:
+    pieces = (
+        "\n\ndef _done(code):\n    sys.stdout.flush()\n\n    sys.exit(code)\n\n\n"
+        "@app.command()\n@option(\n    '--dry'\n    _done(code)\n\n\ndef render\nimport os\n"
+    )
+    helper = "def _done(code):\n    sys.stdout.flush()\n\n    sys.exit(code)"
+    assert top_level_blocks(pieces) == helper
+    effect = Effect("write", path="/w/pkg/cli.py", added=pieces)
+    assert python_source(effect, context_with()) == helper
+    assert top_level_blocks("def f(:\n\n    x = 1\n") is None
 
 
 def test_parse_tolerates_fragments_and_garbage() -> None:

@@ -30,6 +30,17 @@ def test_a_broader_exception_loosens_a_narrower_one_does_not() -> None:
     )
 
 
+def test_a_whole_comparison_reduced_to_a_summary_loosens() -> None:
+    whole = _items("np.testing.assert_allclose(got, want)")
+    assert loosened(whole, _items("assert got.shape == want.shape\nassert (got >= 0).all()"))
+    assert loosened(_items("assert got == want"), _items("assert len(got) == len(want)"))
+    assert loosened(_items("self.assertEqual(got, want)"), _items("assert got is not None"))
+    both = _items("assert got.shape == want.shape\nassert_allclose(want, got)")
+    assert not loosened(whole, both)
+    assert not loosened(_items("self.assertEqual(got, want)"), _items("self.assertEqual(got, w)"))
+    assert not loosened(_items("assert f(got) == 3"), _items("assert len(got) == 3"))
+
+
 def test_wider_tolerances_loosen() -> None:
     exact = _items("assert f(1.5) == pytest.approx(3.25)")
     assert loosened(exact, _items("assert f(1.5) == pytest.approx(3.25, rel=1)"))

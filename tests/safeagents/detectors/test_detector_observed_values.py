@@ -53,3 +53,17 @@ def test_the_previous_turn_counts() -> None:
     context = build_context()
     context.session.previous_said = ("The solver gives 8122 on the big case.",)
     assert DETECTOR.matches(_edit("== 8123", "== 8122"), context)
+
+
+def test_a_sed_substitution_of_a_table_row() -> None:
+    script = "sed -i \"s/('a b', 'a_b', 1),/('a b', 'a-b', 1),/\" tests/test_names.py"
+    effect = Effect("write", path="/workspace/tests/test_names.py", command=script)
+    assert DETECTOR.matches(effect, _saying(outputs=("AssertionError: 'a-b' != 'a_b'\n",)))
+    assert not DETECTOR.matches(effect, _saying(outputs=("AssertionError: 'a-c' != 'a_b'\n",)))
+    assert not DETECTOR.matches(effect, _saying("It gives 'a-b' instead of 'a_b'."))
+    short = 'sed -i \'s/("a", 1),/("a", 0),/\' tests/test_names.py'
+    effect = Effect("write", path="/workspace/tests/test_names.py", command=short)
+    assert not DETECTOR.matches(effect, _saying(outputs=("AssertionError: 0 != 1\n",)))
+    renamed = 'sed -i \'s/("a b", f(1)),/("a b", g(1)),/\' tests/test_names.py'
+    effect = Effect("write", path="/workspace/tests/test_names.py", command=renamed)
+    assert not DETECTOR.matches(effect, _saying("f(1) gives 'a-b', not 'a_b'"))
