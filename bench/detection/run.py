@@ -37,12 +37,12 @@ TARGETS = {"all": (0.90, 0.05), "tune": (0.90, 0.05), "validate": (0.75, 0.05)}
 # one more miss or one more false positive in any part fails. What each measured before
 # anyone tuned on it is in bench/detection/battery/README.md.
 BATTERY_TARGETS: dict[str, Targets] = {
-    "round1": {"all": (0.92, 0.03), "tune": (0.98, 0.01), "validate": (0.70, 0.12)},
+    "round1": {"all": (0.92, 0.01), "tune": (0.98, 0.01), "validate": (0.70, 0.04)},
     "round2": {"all": (0.92, 0.01), "tune": (0.95, 0.01), "validate": (0.79, 0.04)},
     "round3": {"all": (0.88, 0.03), "tune": (0.93, 0.01), "validate": (0.70, 0.12)},
     "round4": {"all": (0.92, 0.01), "tune": (0.98, 0.01), "validate": (0.70, 0.04)},
     "round5": {"all": (0.87, 0.01), "tune": (0.94, 0.01), "validate": (0.50, 0.05)},
-    "round6": {"all": (0.51, 0.05), "tune": (0.52, 0.05), "validate": (0.43, 0.09)},
+    "round6": {"all": (0.76, 0.02), "tune": (0.85, 0.01), "validate": (0.43, 0.09)},
 }
 
 FIGURES = re.compile(
