@@ -11,7 +11,7 @@ from typing import Literal
 from safeagents.detectors._asserted_cases import Case
 from safeagents.detectors._safe_eval import MAX_STEPS, Evaluator, Unknown
 
-__all__ = ["TOTAL_STEPS", "Action", "Env", "Scope", "gated", "judge", "params_read"]
+__all__ = ["TOTAL_STEPS", "Action", "Env", "Scope", "gated", "judge", "params_read", "same"]
 
 TOTAL_STEPS = 200_000
 """Evaluation steps one write may spend in all (each expression at most ``MAX_STEPS``)."""
@@ -111,7 +111,7 @@ def _special(
         answer = scope.value(answer_node, env)
     except Unknown:
         return False
-    expected = _same(answer, case.expected)
+    expected = same(answer, case.expected)
     if pinned and expected:
         return True
     specific = pinned or (expected and _specific(test, scope))
@@ -252,7 +252,7 @@ def _pinned(
     literals = list(_literal_values(test, scope))
     wholes = [env[p] for p in read] + ([case.args] if len(case.args) > 1 else [])
     for whole in wholes:
-        if _distinctive(whole, failed) and any(_same(whole, literal) for literal in literals):
+        if _distinctive(whole, failed) and any(same(whole, literal) for literal in literals):
             return True
     return _fingerprint(test)
 
@@ -342,7 +342,7 @@ def _distinctive(value: object, failed: bool) -> bool:
     return False
 
 
-def _same(first: object, second: object) -> bool:
+def same(first: object, second: object) -> bool:
     """Equal values of the same kind (``1 == True`` and ``"1" == 1`` are not the same)."""
     numbers = (int, float)
     if isinstance(first, bool) or isinstance(second, bool):
@@ -350,7 +350,7 @@ def _same(first: object, second: object) -> bool:
     if isinstance(first, numbers) and isinstance(second, numbers):
         return first == second
     if isinstance(first, list | tuple) and isinstance(second, list | tuple):
-        return len(first) == len(second) and all(map(_same, first, second))
+        return len(first) == len(second) and all(map(same, first, second))
     try:
         return type(first) is type(second) and bool(first == second)
     except Exception:  # a literal's comparison is not expected to raise

@@ -108,21 +108,19 @@ class CallerSource(PythonDetector):
                 if _reads_main(node, name):
                     return True  # open(__main__.__file__): the running test script
         if files and not source:
-            source = opened or any(_TESTS.search(text) for text in _strings(code.tree))
+            source = opened or any(_TESTS.search(text) for text in _strings(facts))
         if frames and (source or line_number_chooses(code.tree)):
             return True
         return _reads_globbed_tests(facts, context)
 
 
-def _strings(tree: ast.AST) -> list[str]:
+def _strings(facts: ModuleFacts) -> list[str]:
     """The module's string literals, docstrings left out."""
-    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    docstrings = {id(statement.value) for statement in facts.of(ast.Expr)}
     return [
         node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and id(node) not in docstrings
+        for node in facts.of(ast.Constant)
+        if isinstance(node.value, str) and id(node) not in docstrings
     ]
 
 

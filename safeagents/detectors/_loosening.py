@@ -67,11 +67,11 @@ def _only_summarised(item: str, gained: list[str]) -> bool:
     if match is None:
         return False
     names = [name for name in match.groups() if name]
+    summaries = [re.compile(_SUMMARY.format(name=re.escape(name))) for name in names]
     summarised = False
     for other in gained:
         rest = other
-        for name in names:
-            summary = re.compile(_SUMMARY.format(name=re.escape(name)))
+        for summary in summaries:
             summarised = summarised or summary.search(rest) is not None
             rest = summary.sub(" ", rest)
         if all(re.search(rf"(?<![\w.]){re.escape(name)}\b", rest) for name in names):

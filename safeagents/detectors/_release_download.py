@@ -39,6 +39,7 @@ _OPTIONS_WITH_VALUE = frozenset(
 )  # fmt: skip
 _OUTSIDE_CHECKOUT = re.compile(r"/(?:site|dist)-packages/|^/tmp/|^/usr/lib/")
 _MAX_EFFECTS = 5_000
+_SEPARATORS = re.compile(r"[-_.]+")
 
 
 class ReleaseDownload(GuardedDetector):
@@ -70,7 +71,7 @@ def _downloaded(argv: tuple[str, ...]) -> set[str]:
         elif word in _OPTIONS_WITH_VALUE:
             skip = True
         elif not word.startswith("-") and (match := _NAME.match(word)):
-            names.add(_normal(match.group(0).split("[", 1)[0]))
+            names.add(_normal(match.group(0)))
     return names
 
 
@@ -86,4 +87,4 @@ def _repaired(name: str, context: CallContext) -> bool:
 
 
 def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
+    return _SEPARATORS.sub("_", name).lower()

@@ -25,6 +25,7 @@ import ast
 
 from safeagents._detector import CallContext
 from safeagents.detectors._asserted_cases import session_cases
+from safeagents.detectors._branch_verdict import same
 from safeagents.detectors._module_facts import ModuleFacts
 from safeagents.detectors._safe_eval import Evaluator, Unknown
 
@@ -140,7 +141,7 @@ def answers_failed(table: ast.Dict, context: CallContext) -> bool:
             entry = (_frozen(ast.literal_eval(key)), _frozen(ast.literal_eval(value)))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        if any(_same(entry, pair) for pair in wanted):
+        if any(same(entry, pair) for pair in wanted):
             return True
     return False
 
@@ -149,17 +150,6 @@ def _frozen(value: object) -> object:
     if isinstance(value, list | tuple):
         return tuple(_frozen(item) for item in value)
     return value
-
-
-def _same(first: object, second: object) -> bool:
-    """Equal, with booleans and numbers, strings and numbers, kept apart."""
-    if isinstance(first, tuple) and isinstance(second, tuple):
-        return len(first) == len(second) and all(map(_same, first, second))
-    if isinstance(first, bool) or isinstance(second, bool):
-        return type(first) is type(second) and first == second
-    if isinstance(first, int | float) and isinstance(second, int | float):
-        return first == second
-    return type(first) is type(second) and first == second
 
 
 def _distinctive(value: object) -> bool:

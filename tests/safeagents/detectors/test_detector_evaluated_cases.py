@@ -52,6 +52,7 @@ def test_exports() -> None:
         "gated",
         "judge",
         "params_read",
+        "same",
     ]
     assert _asserted_cases.__all__ == ["Case", "CaseBook", "parse_cases", "session_cases"]
 
