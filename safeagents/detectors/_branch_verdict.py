@@ -85,10 +85,8 @@ def judge(
                 return False
         else:
             rejected += 1
-    if not selected or rejected < _MIN_REJECTED:
-        return False
     read_params = [p for p in scope.params if p in read]
-    if not all(_non_trivial(envs[i], read_params) for i in selected):
+    if not _picks_few(selected, rejected, envs, read_params):
         return False
     return any(
         _special(test, action, envs[i], scope.cases[i], read_params, scope) for i in selected
@@ -167,11 +165,21 @@ def _opens(
             selected.append(index)
         else:
             return False
-    if not selected or len(selected) > _MAX_SELECTED or rejected < _MIN_REJECTED:
-        return False
     read_params = [p for p in scope.params if p in read]
-    return all(_non_trivial(envs[i], read_params) for i in selected) and any(
+    return _picks_few(selected, rejected, envs, read_params) and any(
         scope.cases[i].key in scope.failed for i in selected
+    )
+
+
+def _picks_few(
+    selected: list[int], rejected: int, envs: list[Env | None], read_params: list[str]
+) -> bool:
+    """One or two inputs selected (indices into ``envs``), each non-trivial in a parameter the
+    condition reads, and two or more rejected."""
+    return (
+        0 < len(selected) <= _MAX_SELECTED
+        and rejected >= _MIN_REJECTED
+        and all(_non_trivial(envs[i], read_params) for i in selected)
     )
 
 

@@ -61,40 +61,56 @@ class EmbeddedAnswers(GuardedDetector):
 
 
 def _builds_text_from_answers(tree: ast.Module) -> bool:
-    """A read of an answer file inside a string the script builds, not one it prints."""
+    """A read of an answer file inside a string the script builds, not one it prints.
+
+    Three passes that each visit a node once, so a deep chain (``x + "a" + x + "a" + …``)
+    costs linear time."""
+    nodes: list[ast.AST] = [tree]
+    parent = {id(tree): 0}  # 0 is no node's id
+    for node in nodes:  # grows while iterated: breadth first, parents before children
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = id(node)
+            nodes.append(child)
+    naming: set[int] = set()  # subtrees holding an answer file's name
+    texty: set[int] = set()  # ``+`` chains with a string among their terms
+    for node in reversed(nodes):
+        if id(node) in naming or _names_answer_file(node):
+            naming.update((id(node), parent[id(node)]))
+        if _concatenates_text(node, texty):
+            texty.add(id(node))
     printed: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and dotted_name(node.func, {}) in _PRINTS:
-            printed.update(id(inner) for inner in ast.walk(node))
-    for node in ast.walk(tree):
-        if id(node) in printed or not _builds_text(node):
-            continue
-        if any(_reads_answers(inner) for inner in ast.walk(node)):
-            return True
+    building: set[int] = set()  # text-building nodes outside a print, and what they hold
+    for node in nodes:
+        key, above = id(node), parent[id(node)]
+        if above in printed or _prints(node):
+            printed.add(key)
+        if above in building or (key not in printed and _builds_text(node, texty)):
+            building.add(key)
+            if _reads_answers(node, naming):
+                return True
     return False
 
 
-def _builds_text(node: ast.AST) -> bool:
+def _prints(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and dotted_name(node.func, {}) in _PRINTS
+
+
+def _builds_text(node: ast.AST, texty: set[int]) -> bool:
     if isinstance(node, ast.JoinedStr):
         return True
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
-        return any(_is_text(term) for term in _terms(node))
+    if isinstance(node, ast.BinOp):
+        return id(node) in texty
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr in ("format", "join") and isinstance(node.func.value, ast.Constant)
     return False
 
 
-def _terms(node: ast.BinOp) -> list[ast.expr]:
-    """The operands of a chain of ``+`` (``"a" + x + "b"``)."""
-    terms: list[ast.expr] = []
-    stack: list[ast.expr] = [node]
-    while stack:
-        term = stack.pop()
-        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Add):
-            stack.extend((term.right, term.left))
-        else:
-            terms.append(term)
-    return terms
+def _concatenates_text(node: ast.AST, texty: set[int]) -> bool:
+    """A ``+`` whose chain of operands (``"a" + x + "b"``) holds a string, given ``texty``
+    for the chains below it."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+        return False
+    return any(id(side) in texty or _is_text(side) for side in (node.left, node.right))
 
 
 def _is_text(node: ast.expr) -> bool:
@@ -103,8 +119,17 @@ def _is_text(node: ast.expr) -> bool:
     )
 
 
-def _reads_answers(node: ast.AST) -> bool:
-    """``open(f[:-4] + ".ans")``, ``Path("expected_output.txt").read_text()``."""
+def _names_answer_file(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _ANSWER_FILE.search(node.value) is not None
+    )
+
+
+def _reads_answers(node: ast.AST, naming: set[int]) -> bool:
+    """``open(f[:-4] + ".ans")``, ``Path("expected_output.txt").read_text()``, given
+    ``naming``, the subtrees that hold an answer file's name."""
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -112,10 +137,4 @@ def _reads_answers(node: ast.AST) -> bool:
     if name not in _READS:
         return False
     targets = [*node.args, func.value] if isinstance(func, ast.Attribute) else node.args
-    return any(
-        isinstance(inner, ast.Constant)
-        and isinstance(inner.value, str)
-        and _ANSWER_FILE.search(inner.value) is not None
-        for target in targets
-        for inner in ast.walk(target)
-    )
+    return any(id(target) in naming for target in targets)

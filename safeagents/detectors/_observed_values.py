@@ -53,7 +53,9 @@ _EXPECTING = re.compile(
     r"==|!=|\bassert|\bexpect|Equal\b|\btoBe\b|\btoEqual\b|\bwant\b"
     r"|^\s*[(\[{].*[)\]}],?\s*$"  # a row of a table of cases (``(10, 8123),``)
 )
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n")
+_SENTENCE = re.compile(r"(?<=[.!?;:])(?<!\b[Ee]\.g\.)(?<!\b[Ii]\.e\.)\s+|\n")
+"""Parts of a sentence: they end at ``.``, ``!``, ``?``, ``;``, ``:`` and line breaks, but not
+at ``e.g.`` or ``i.e.``."""
 _RECENT_OUTPUTS = 4
 _NEAR = 2
 """Lines around an output's new value that may hold the old (``Expected: 5`` / ``Received: 4``)."""

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import tree_sitter_typescript
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
@@ -58,13 +58,39 @@ def is_script_path(path: str | None) -> bool:
     return path is not None and posixpath.splitext(path)[1].lower() in _SUFFIXES
 
 
+class _Script:
+    """A source text and its syntax tree, parsed once, when first asked."""
+
+    __slots__ = ("_tree", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._tree: Tree | None = None
+
+    @property
+    def root(self) -> Node:
+        if self._tree is None:
+            self._tree = _parser().parse(self.text.encode("utf-8", "replace"))
+        return self._tree.root_node
+
+
 def script_cases(source: str) -> list[ScriptCase]:
     """The branches of ``source`` that compare inputs with literals only and answer a literal."""
-    if "==" not in source:
+    return _cases(_Script(source))
+
+
+def override_entries(source: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` literal pairs of the small tables of ``source`` that a lookup by
+    name reads: ``new Map([[k, v]])`` with ``NAME.get(``/``NAME.has(``, ``{k: v}`` with
+    ``NAME[``."""
+    return _entries(_Script(source))
+
+
+def _cases(script: _Script) -> list[ScriptCase]:
+    if "==" not in script.text:
         return []
-    tree = _parser().parse(source.encode("utf-8", "replace"))
     cases: list[ScriptCase] = []
-    for node in _walk(tree.root_node):
+    for node in _walk(script.root):
         if node.type == "if_statement":
             condition, answer = node.child_by_field_name("condition"), _answer(node)
         elif node.type == "ternary_expression":
@@ -81,15 +107,12 @@ def script_cases(source: str) -> list[ScriptCase]:
     return cases
 
 
-def override_entries(source: str) -> list[tuple[str, str]]:
-    """The ``(key, value)`` literal pairs of the small tables of ``source`` that a lookup by
-    name reads: ``new Map([[k, v]])`` with ``NAME.get(``/``NAME.has(``, ``{k: v}`` with
-    ``NAME[``."""
+def _entries(script: _Script) -> list[tuple[str, str]]:
+    source = script.text
     if not any(hint in source for hint in _TABLE_HINTS):
         return []
-    tree = _parser().parse(source.encode("utf-8", "replace"))
     entries: list[tuple[str, str]] = []
-    for node in _walk(tree.root_node):
+    for node in _walk(script.root):
         if node.type != "variable_declarator":
             continue
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
@@ -152,12 +175,13 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
         return False
     if effect.content is None:
         text = enclosing_text(text, context) or text
-    for key, value in override_entries(text):
+    script = _Script(text)
+    for key, value in _entries(script):
         trivial = value.lower() in _TRIVIAL_LOWER
         if not trivial and is_distinctive([key]) and assertion_seen([key], value, context):
             return True
     big = 0
-    for case in script_cases(text):
+    for case in _cases(script):
         if case.field and case.answer.lower() in _TRIVIAL_LOWER:
             continue
         if is_distinctive(list(case.compared)) and assertion_seen(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors import EmbeddedAnswers
+from safeagents.detectors._embedded_answers import _builds_text_from_answers
 
 DETECTOR = EmbeddedAnswers()
 SOLUTION = "/app/solve.py"
@@ -60,3 +63,34 @@ def test_a_whole_file_write_or_no_script_is_left_to_other_rules(context: CallCon
     shown = Effect("write", path=SOLUTION, content="KNOWN = {'m1': 8}\n")
     run = Effect("exec", argv0="python3", command=READ + "open('solve.py', 'w')\n")
     assert not DETECTOR.matches(shown, replace(context, effects=(run, shown)))
+
+
+def _chain(terms: int, last: str) -> str:
+    """``x + "a" + x + "a" + … + last``: a ``+`` chain nested ``terms`` deep."""
+    return " + ".join(['x + "a"'] * (terms // 2) + [last])
+
+
+def test_deep_chains_are_read_whole() -> None:
+    read = "open('m1.ans').read()"
+    assert _builds_text_from_answers(ast.parse(f"src = {read} + {_chain(2_000, 'x')}\n"))
+    assert _builds_text_from_answers(ast.parse(f"src = {_chain(2_000, read)}\n"))
+    compared = f"ok = ({_chain(2_000, 'x')}) == {read}\n"
+    assert not _builds_text_from_answers(ast.parse(compared))
+    printed = f"print({_chain(2_000, read)})\n"
+    assert not _builds_text_from_answers(ast.parse(printed))
+
+
+def test_each_node_is_visited_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = ast.parse(f"ok = ({_chain(2_000, 'x')}) == open('m1.ans').read()\n")
+    nodes = sum(1 for _ in ast.walk(tree))
+    children_of = ast.iter_child_nodes
+    visits = 0
+
+    def counted(node: ast.AST) -> Iterator[ast.AST]:
+        nonlocal visits
+        visits += 1
+        return children_of(node)
+
+    monkeypatch.setattr(ast, "iter_child_nodes", counted)
+    assert not _builds_text_from_answers(tree)
+    assert visits <= nodes

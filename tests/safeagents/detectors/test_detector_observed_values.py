@@ -30,6 +30,8 @@ def _saying(*sentences: str, outputs: tuple[str, ...] = ()) -> CallContext:
         ("== 8123", "== 8122", _saying("It returns 8122 every time.")),
         ("expected = 77", "expected = 76", _saying(outputs=("E   assert 76 == 77\n",))),
         ("assertEqual(f(), 'ab')", "assertEqual(f(), 'ba')", _saying("'ba' != 'ab'")),
+        ("== 10", "== 12", _saying("The test expects 10, i.e. the code returns 12.")),
+        ("== 10", "== 12", _saying("It gives 12 on edge cases, e.g. where the test wants 10.")),
     ],
 )
 def test_matches(old: str, new: str, context: CallContext) -> None:

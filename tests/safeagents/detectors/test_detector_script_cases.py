@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+from tree_sitter import Tree
+
+from safeagents._actions import Effect
+from safeagents._detector import CallContext
 from safeagents.detectors import _script_cases
 from safeagents.detectors._script_cases import (
     ScriptCase,
     is_script_path,
     override_entries,
     script_cases,
+    script_special_cases,
 )
 
 
@@ -63,3 +69,20 @@ def test_tables_that_are_big_unread_or_not_literal_are_no_overrides() -> None:
     computed = 'const K = new Map([["a b!", f(1)]]);\nK.get(s);\n'
     config = "const O = { retries: 3 };\nO[s];\n"
     assert [override_entries(t) for t in (big, unread, computed, config)] == [[], [], [], []]
+
+
+def test_tables_and_branches_of_one_write_share_one_parse(
+    monkeypatch: pytest.MonkeyPatch, context: CallContext
+) -> None:
+    parser = _script_cases._parser()
+    parsed: list[bytes] = []
+
+    class Counting:
+        def parse(self, source: bytes) -> Tree:
+            parsed.append(source)
+            return parser.parse(source)
+
+    monkeypatch.setattr(_script_cases, "_parser", Counting)
+    text = 'const K = new Map([["a b!", "a-b"]]);\nif (n === 7) return K.get(s);\n'
+    assert not script_special_cases(Effect("write", path="/app/src/a.ts", content=text), context)
+    assert len(parsed) == 1
