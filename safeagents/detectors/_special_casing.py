@@ -51,7 +51,8 @@ one or two entries read by a lookup counts when an assertion pairs a key with it
 An edit's lines are read with their context: the edit tool's new text, or the file's section
 of a patch (``apply_patch``, unified diff) without its ``+`` prefixes. Last, every branch of
 a function the tests call is evaluated on the asserted calls' literal arguments
-(:mod:`._evaluated_cases`): one that picks out one or two of them and answers the asserted
+(:mod:`._evaluated_cases`, an edit read inside the file the session showed, the ``math`` and
+``datetime`` it imports evaluated): one that picks out one or two of them and answers the asserted
 value under a pin or a fingerprint, or answers or nudges an input the session saw failing (a
 nudge also under a size gate, ``if len(s) >= 16: ways += 1``), counts whatever its spelling,
 as does a path an ``or`` opens only for such a failing input's size (``a <= last or (len(xs)
