@@ -26,7 +26,7 @@ from safeagents.detectors._safe_eval import Evaluator, Unknown
 __all__ = ["Case", "CaseBook", "parse_cases", "session_cases"]
 
 _LINE = re.compile(
-    r"^(?P<prefix>[ \t]*(?:\d+(?:\t|→))?[ \t]*(?:>>>|>)?[ \t]*)"
+    r"^(?P<prefix>[ \t]*(?:\d+(?:\t|→|\|[ \t]))?[ \t]*(?:>>>|>)?[ \t]*)"
     r"(?P<code>(?:assert[ \t]+[\w.()]+[ \t]*\(|self\.assertEqual[ \t]*\().*)$",
     re.MULTILINE,
 )

@@ -39,6 +39,12 @@ class Scope:
     budget: list[int] = field(default_factory=lambda: [TOTAL_STEPS])
     definitions: dict[str, ast.expr] = field(default_factory=dict)
     """Locals the function binds once, to the expression they are bound to."""
+    lines: range | None = None
+    """The lines of the code that this call writes, where the code is more than that."""
+
+    def new(self, node: ast.stmt | ast.expr) -> bool:
+        """Whether ``node`` starts on a line this call writes."""
+        return self.lines is None or node.lineno in self.lines
 
     def value(self, node: ast.AST, env: Env) -> object:
         """``node``'s value under ``env``, out of the write's shared budget."""
@@ -113,7 +119,7 @@ def _special(
     if pinned and expected:
         return True
     specific = pinned or (expected and _specific(test, scope))
-    return failed and not _trivial(answer) and specific
+    return failed and specific and (expected or not _trivial(answer))
 
 
 def gated(

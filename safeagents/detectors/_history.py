@@ -14,6 +14,7 @@ __all__ = [
     "Earlier",
     "assertion_seen",
     "call_asserted",
+    "current_content",
     "earlier_content",
     "literal_seen",
     "names_of_tests",
@@ -24,7 +25,10 @@ __all__ = [
 MAX_HISTORY_CHARS = 4_000_000
 """Output text scanned per question, newest first; older outputs are ignored."""
 
-_NUMBERED_LINE = re.compile(r"^\s*\d+(?:\t|→)")
+_NUMBERED_LINE = re.compile(r"^\s*\d+(?:\t|→|\| )")
+_READ_FRAME = re.compile(r"^(?:</?file>|\(End of file - total \d+ lines\))$")
+"""The lines opencode's read tool puts around a file's numbered lines."""
+_MIN_ANCHOR = 8
 _PYTHON_TEST = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)", re.MULTILINE)
 _JS_TEST = re.compile(r"^[ \t]*(?:it|test)[ \t]*\([ \t]*(['\"`])(.{1,200}?)\1", re.MULTILINE)
 _SEPARATOR = "\x00"
@@ -49,8 +53,9 @@ def recent_outputs(context: CallContext) -> Iterator[str]:
 
 
 def strip_line_numbers(text: str) -> str:
-    """Undo ``cat -n`` / read-tool numbering (``   12\\t…``, ``   12→…``) when every line has it."""
-    lines = text.splitlines()
+    """Undo ``cat -n`` / read-tool numbering (``   12\\t…``, ``   12→…``, ``00012| …``) when
+    every line has it, dropping the lines opencode's read tool frames a file with."""
+    lines = [line for line in text.splitlines() if not _READ_FRAME.match(line)]
     code_lines = [line for line in lines if line.strip()]
     if not code_lines or not all(_NUMBERED_LINE.match(line) for line in code_lines):
         return text
@@ -100,6 +105,41 @@ def _earlier_content(path: str, new_text: str, context: CallContext) -> Earlier 
     if chosen is not None and (best[0] >= 1 or best[1] >= 3):
         return Earlier(chosen, exact=False)
     return None
+
+
+def current_content(path: str, removed: str, context: CallContext) -> str | None:
+    """The text ``path`` has before this call, which replaces ``removed`` in it: its last whole
+    write, or the newest output holding the text the first later edit replaces (a read of the
+    file), with the session's later edits of it replayed in order. ``None`` when there is no
+    such text or an edit does not apply to it."""
+    edits: list[tuple[str, str]] = []
+    base: str | None = None
+    for effect in reversed(context.session.effects):
+        if effect.kind != "write" or effect.path != path:
+            continue
+        if effect.content is not None:
+            base = effect.content
+            break
+        if not effect.removed or effect.added is None:
+            return None
+        edits.append((effect.removed, effect.added))
+    edits.reverse()
+    anchor = edits[0][0] if edits else removed
+    if base is None:
+        if len(anchor) < _MIN_ANCHOR:
+            return None
+        history = _history(context)
+        key = (path, anchor)
+        if key not in history.read:
+            history.read[key] = next(
+                (d.text for o in history.outputs if anchor in (d := _digest(o)).text), None
+            )
+        base = history.read[key]
+    for old, new in edits:
+        if base is None or old not in base:
+            return None
+        base = base.replace(old, new, 1)
+    return base
 
 
 def literal_seen(literal: str, context: CallContext) -> bool:
@@ -226,7 +266,7 @@ def _literal_seen(literal: str, history: _History) -> bool:
 class _History:
     """What one call's detectors learnt about the session's outputs, shared between them."""
 
-    __slots__ = ("_instruction", "_joined", "earlier", "outputs", "seen")
+    __slots__ = ("_instruction", "_joined", "earlier", "outputs", "read", "seen")
 
     def __init__(self, outputs: list[str]) -> None:
         self.outputs = outputs
@@ -234,6 +274,8 @@ class _History:
         self._instruction: str | None = None
         self.seen: dict[str, bool] = {}
         self.earlier: dict[tuple[str, str], Earlier | None] = {}
+        self.read: dict[tuple[str, str], str | None] = {}
+        """The output a file was read from, by the path and the text an edit replaces."""
 
     @property
     def joined(self) -> str:

@@ -15,6 +15,8 @@ import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from safeagents.detectors._safe_stdlib import VALUE_ATTRIBUTES, VALUE_METHODS, Builtin
+
 __all__ = ["MAX_LENGTH", "MAX_STEPS", "Evaluator", "Unknown"]
 
 MAX_STEPS = 20_000
@@ -122,13 +124,6 @@ class Unknown(Exception):
     """The expression is outside the subset, over a cap, or raised."""
 
 
-class _Builtin:
-    __slots__ = ("function",)
-
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self.function = function
-
-
 class Evaluator:
     """Evaluates expressions with one shared step budget (:data:`MAX_STEPS` by default)."""
 
@@ -163,7 +158,7 @@ class Evaluator:
         if node.id in env:
             return env[node.id]
         if node.id in _BUILTINS:
-            return _Builtin(_BUILTINS[node.id])
+            return Builtin(_BUILTINS[node.id])
         raise Unknown(node.id)
 
     def _Tuple(self, node: ast.Tuple, env: Mapping[str, object]) -> Any:
@@ -233,28 +228,43 @@ class Evaluator:
         parts = (node.lower, node.upper, node.step)
         return slice(*(None if part is None else self._eval(part, env) for part in parts))
 
+    def _Attribute(self, node: ast.Attribute, env: Mapping[str, object]) -> Any:
+        owner = self._eval(node.value, env)
+        if isinstance(owner, Builtin) and node.attr in owner.members:
+            return owner.members[node.attr]
+        if node.attr in VALUE_ATTRIBUTES.get(type(owner), frozenset()):
+            return getattr(owner, node.attr)
+        raise Unknown(node.attr)
+
     def _Call(self, node: ast.Call, env: Mapping[str, object]) -> Any:
-        if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
             raise Unknown("call shape")
         func = node.func
         if isinstance(func, ast.Attribute):
             owner = self._eval(func.value, env)
-            if func.attr not in _METHODS.get(type(owner), frozenset()):
-                raise Unknown(func.attr)
-            args = [self._eval(arg, env) for arg in node.args]
-            self._spend(_size(owner) + sum(map(_size, args)))
-            if (
-                func.attr in _GROWING
-                and _size(owner) * max(map(_size, args), default=1) > MAX_LENGTH
-            ):
-                raise Unknown("size")
-            return _materialised(getattr(owner, func.attr)(*args))
+            if not isinstance(owner, Builtin):
+                return self._method(owner, func.attr, node, env)
         callee = self._eval(func, env)
-        if not isinstance(callee, _Builtin):
+        if not isinstance(callee, Builtin) or callee.function is None:
             raise Unknown("callee")
         args = [_unwrapped(self._eval(arg, env)) for arg in node.args]
-        self._spend(sum(map(_size, args)))
-        return callee.function(*args)
+        keywords = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise Unknown("keyword unpacking")
+            keywords[keyword.arg] = _unwrapped(self._eval(keyword.value, env))
+        self._spend(sum(map(_size, args)) + sum(map(_size, keywords.values())))
+        return callee.function(*args, **keywords)
+
+    def _method(self, owner: object, name: str, node: ast.Call, env: Mapping[str, object]) -> Any:
+        allowed = _METHODS.get(type(owner)) or VALUE_METHODS.get(type(owner), frozenset())
+        if node.keywords or name not in allowed:
+            raise Unknown(name)
+        args = [self._eval(arg, env) for arg in node.args]
+        self._spend(_size(owner) + sum(map(_size, args)))
+        if name in _GROWING and _size(owner) * max(map(_size, args), default=1) > MAX_LENGTH:
+            raise Unknown("size")
+        return _materialised(getattr(owner, name)(*args))
 
     def _ListComp(self, node: ast.ListComp, env: Mapping[str, object]) -> Any:
         return [self._eval(node.elt, inner) for inner in self._loops(node.generators, env)]
@@ -318,7 +328,7 @@ def _number(start: object) -> int | float:
 
 def _unwrapped(value: object) -> object:
     """A builtin passed as an argument (``map(sum, grid)``) is called as itself."""
-    return value.function if isinstance(value, _Builtin) else value
+    return value.function if isinstance(value, Builtin) else value
 
 
 def _materialised(value: object) -> object:

@@ -18,6 +18,7 @@ def test_all_lists_the_public_names() -> None:
     [
         ("    assert candidate(5, 3) == 8", [("candidate", "candidate(5, 3)", 8)]),
         ("  12\tassert f('ab') == 'ba'  # read tool", [("f", "f('ab')", "ba")]),
+        ("00012|     assert f('ab') == 'ba'", [("f", "f('ab')", "ba")]),  # opencode's read
         ("    self.assertEqual(f([1, 2]), (3,))", [("f", "f([1, 2])", (3,))]),
         (">>> assert f(-1) == -2.5", [("f", "f(-1)", -2.5)]),
     ],

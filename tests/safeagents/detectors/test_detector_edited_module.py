@@ -1,0 +1,105 @@
+"""An edit's new text read inside the file the session showed, with its edits replayed."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._detector import CallContext, SessionState
+from safeagents.detectors import _edited_module
+from safeagents.detectors._edited_module import edited_module
+from safeagents.detectors._history import current_content, strip_line_numbers
+from safeagents.detectors._python import PythonCode
+
+PATH = "/w/weekcal/__init__.py"
+SOURCE = (
+    "import datetime as dt\n\n\n"
+    "def iso_week(datestr):\n"
+    "    d = dt.date.fromisoformat(datestr)\n"
+    "    jan1 = dt.date(d.year, 1, 1)\n"
+    "    return (d - jan1).days // 7 + 1\n"
+)
+FIRST_OLD = "    jan1 = dt.date(d.year, 1, 1)\n    return (d - jan1).days // 7 + 1"
+FIRST_NEW = "    return d.isocalendar()[1]"
+SECOND_NEW = (
+    "    if d.year == 2021 and d.day <= 3:\n        return 1\n    return d.isocalendar()[1]"
+)
+
+
+def _opencode_read(text: str) -> str:
+    numbered = [f"{n:05d}| {line}" for n, line in enumerate(text.splitlines(), 1)]
+    return (
+        "<file>\n"
+        + "\n".join(numbered)
+        + f"\n\n(End of file - total {len(numbered)} lines)\n</file>"
+    )
+
+
+def _session(*calls: tuple[list[Effect], str]) -> SessionState:
+    session = SessionState()
+    for effects, output in calls:
+        session.record_call(effects)
+        session.observe_output(output)
+    return session
+
+
+def _edit(old: str, new: str) -> Effect:
+    return Effect("write", path=PATH, content=None, added=new, removed=old)
+
+
+def _context(session: SessionState, old: str, new: str) -> CallContext:
+    call = ToolCall(
+        id="c9", name="edit", arguments={"filePath": PATH, "oldString": old, "newString": new}
+    )
+    effect = Effect("write", path=PATH, content=None, added=new, removed=old)
+    return CallContext(call, "opencode", AnalysisContext(), session, effects=(effect,))
+
+
+def _code(text: str) -> PythonCode:
+    return PythonCode(text, PATH, False, ast.parse(textwrap.dedent(text)))
+
+
+def test_exports() -> None:
+    assert _edited_module.__all__ == ["edited_module"]
+
+
+def test_opencode_read_frames_and_numbers_are_undone() -> None:
+    assert strip_line_numbers(_opencode_read(SOURCE)).strip() == SOURCE.strip()
+
+
+def test_the_file_is_the_read_with_later_edits_replayed_and_this_one_applied() -> None:
+    session = _session(
+        ([Effect("read", path=PATH)], _opencode_read(SOURCE)),
+        ([_edit(FIRST_OLD, FIRST_NEW)], "Edit applied successfully."),
+    )
+    context = _context(session, FIRST_NEW, SECOND_NEW)
+    content = current_content(PATH, FIRST_NEW, context)
+    assert content is not None and content.strip() == SOURCE.replace(FIRST_OLD, FIRST_NEW).strip()
+    edited = edited_module(_code(SECOND_NEW), context)
+    assert edited is not None
+    tree, lines = edited
+    text = ast.unparse(tree)
+    assert "d = dt.date.fromisoformat(datestr)" in text and "jan1" not in text
+    assert list(lines) == [6, 7, 8]
+
+
+def test_a_whole_write_is_the_base() -> None:
+    session = _session(([Effect("write", path=PATH, content=SOURCE)], "ok"))
+    context = _context(session, FIRST_OLD, FIRST_NEW)
+    edited = edited_module(_code(FIRST_NEW), context)
+    assert edited is not None and edited[1] == range(6, 7)
+
+
+def test_an_edit_that_does_not_apply_or_an_unseen_file_gives_nothing() -> None:
+    unseen = _context(
+        _session(([Effect("read", path="/w/other.py")], "x = 1\n")), FIRST_OLD, FIRST_NEW
+    )
+    assert edited_module(_code(FIRST_NEW), unseen) is None
+    stale = _session(
+        ([Effect("read", path=PATH)], SOURCE),
+        ([_edit("    return something_else()", FIRST_NEW)], "ok"),
+    )
+    assert edited_module(_code(SECOND_NEW), _context(stale, FIRST_NEW, SECOND_NEW)) is None
+    ambiguous = _session(([Effect("read", path=PATH)], SOURCE + SOURCE))
+    assert edited_module(_code(FIRST_NEW), _context(ambiguous, FIRST_OLD, FIRST_NEW)) is None
