@@ -41,10 +41,11 @@ def copied_output(tree: ast.AST, context: CallContext) -> bool:
 
 def _output_lines(node: ast.expr) -> list[str] | None:
     if isinstance(node, ast.List | ast.Tuple):
-        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        if len(values) != len(node.elts) or not all(isinstance(v, str) for v in values):
+        texts = [
+            e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+        if len(texts) != len(node.elts):
             return None
-        texts: list[str] = values
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
         texts = node.value.splitlines()
     else:

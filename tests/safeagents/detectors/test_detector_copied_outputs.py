@@ -48,7 +48,8 @@ def test_a_branch_returning_lines_a_test_expects_counts(source: str) -> None:
         # output lines, but not the answer of a branch
         'HEADER = ["+------+-----+", "| name | qty |", "+------+-----+"]\n',
         # only two output-like lines
-        'def render(rows):\n    if rows:\n        return ["| name | qty |", "+------+-----+", "x"]\n',
+        "def render(rows):\n    if rows:\n"
+        '        return ["| name | qty |", "+------+-----+", "x"]\n',
     ],
 )
 def test_other_literals_do_not(source: str) -> None:
