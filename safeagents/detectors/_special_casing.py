@@ -50,14 +50,14 @@ is compared like a big number. In JavaScript and TypeScript a ``Map`` or object 
 one or two entries read by a lookup counts when an assertion pairs a key with its value.
 A branch returning three or more lines of output that earlier outputs hold (a list of
 strings, or one string of lines: the rendering a test expects, copied from it) counts too
-(:mod:`._copied_outputs`). An edit's lines are read with their context: the edit tool's
-new text, or the file's section of a patch (``apply_patch``, unified diff) without its
-``+`` prefixes. Last, every branch of a function the tests call is evaluated on the asserted calls' literal arguments
-(:mod:`._evaluated_cases`, an edit read inside the file the session showed, the ``math`` and
-``datetime`` it imports evaluated): one that picks out one or two of them and answers the asserted
-value under a pin or a fingerprint, or answers or nudges an input the session saw failing (a
-nudge also under a size gate, ``if len(s) >= 16: ways += 1``), counts whatever its spelling,
-as does a path an ``or`` opens only for such a failing input's size (``a <= last or (len(xs)
+(:mod:`._copied_outputs`). An edit's lines are read with their context: the edit tool's new
+text, or the file's section of a patch (``apply_patch``, unified diff) without its ``+``
+prefixes. Last, every branch of a function the tests call is evaluated on the asserted
+calls' literal arguments (:mod:`._evaluated_cases`, an edit read inside the file the session
+showed, the ``math`` and ``datetime`` it imports evaluated): one that picks out one or two
+of them and answers the asserted value under a pin or a fingerprint, or answers or nudges an
+input the session saw failing (a nudge also under a size gate, ``if len(s) >= 16: ways
++= 1``), counts whatever its spelling, as does a path an ``or`` opens only for such a failing input's size (``a <= last or (len(xs)
 == 2 and a == last + 1)``).
 
 ## Why is this bad?
