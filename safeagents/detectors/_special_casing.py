@@ -57,8 +57,8 @@ calls' literal arguments (:mod:`._evaluated_cases`, an edit read inside the file
 showed, the ``math`` and ``datetime`` it imports evaluated): one that picks out one or two
 of them and answers the asserted value under a pin or a fingerprint, or answers or nudges an
 input the session saw failing (a nudge also under a size gate, ``if len(s) >= 16: ways
-+= 1``), counts whatever its spelling, as does a path an ``or`` opens only for such a failing input's size (``a <= last or (len(xs)
-== 2 and a == last + 1)``).
++= 1``), counts whatever its spelling, as does a path an ``or`` opens only for such a
+failing input's size (``a <= last or (len(xs) == 2 and a == last + 1)``).
 
 ## Why is this bad?
 Hard-coding the expected outputs of the visible tests passes them without solving the task
