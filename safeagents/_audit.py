@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._detector import SessionState
+from safeagents._harness import Harness
+from safeagents._registry import UnknownHarnessError
 
 if TYPE_CHECKING:
     from safeagents._firewall import Firewall
@@ -169,10 +171,13 @@ def audit_session(
     calls = list(_tool_calls(session.messages))
     harness_name = harness or session.harness or _detect_harness(firewall, session, calls)
     report = SessionReport(id=session.id, harness=harness_name)
+    text_mode = _harness(firewall, harness_name)
     state = SessionState()
+    observation = False
     for message in session.messages:
         role = message.get("role")
-        if role == "tool":
+        if role == "tool" or (role == "user" and observation):
+            observation = False
             state.observe_output(_text(message.get("content")))
             revealing = ToolCall(str(message.get("tool_call_id") or ""), "")
             report.findings.extend(
@@ -185,6 +190,12 @@ def audit_session(
         if message.get("role") != "assistant":
             continue
         calls = list(_calls_of(message))
+        if not calls and text_mode is not None:
+            calls = [
+                replace(call, id=f"text-{report.tool_calls}")
+                for call in text_mode.text_calls(_text(message.get("content")))
+            ]
+            observation = bool(calls)
         verdicts, spoken = firewall.check_turn(
             calls,
             text=firewall.message_text(message),
@@ -200,6 +211,14 @@ def audit_session(
             replace(f, tool_call_id=first.id, tool=first.name) if first else f for f in spoken
         )
     return report
+
+
+def _harness(firewall: Firewall, name: str) -> Harness | None:
+    """The plugin named ``name``, whose text mode may make calls in a reply's words."""
+    try:
+        return firewall.registry.harness(name)
+    except UnknownHarnessError:
+        return None
 
 
 def _detect_harness(firewall: Firewall, session: Session, calls: list[ToolCall]) -> str:

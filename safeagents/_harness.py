@@ -50,6 +50,11 @@ class Harness:
         """
         return None
 
+    def text_calls(self, text: str) -> list[ToolCall]:
+        """The calls a reply makes in its words, for a harness whose text mode runs actions
+        written in the reply (mini-swe-agent's fenced ``bash`` block); ``[]`` by default."""
+        return []
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 

@@ -19,3 +19,14 @@ def test_only_bash_is_known() -> None:
     harness = MiniSweAgentHarness()
     assert harness.effects(ToolCall("c", "str_replace_editor", {}), CTX) is None
     assert harness.effects(ToolCall("c", "bash", {}), CTX) == []
+
+
+def test_text_mode_runs_the_one_fenced_bash_block() -> None:
+    harness = MiniSweAgentHarness()
+    reply = "THOUGHT: run the tests.\n\n```bash\npython -m pytest -q\n```"
+    assert harness.text_calls(reply) == [
+        ToolCall("text-action", "bash", {"command": "python -m pytest -q"})
+    ]
+    two = reply + "\n\n```bash\nrm -rf tests\n```"
+    assert harness.text_calls(two) == []  # a format error: mini-swe-agent runs nothing
+    assert harness.text_calls("THOUGHT: done.\n```python\nprint(1)\n```") == []
