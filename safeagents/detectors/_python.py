@@ -100,6 +100,8 @@ class PythonDetector(GuardedDetector):
 
     hints: ClassVar[tuple[str, ...]] = ()
     fallback: ClassVar[re.Pattern[str] | None] = None
+    reads_whole_lines: ClassVar[bool] = True
+    """Whether a cut text is inspected as its whole first lines (else it is ``unparsed``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -115,7 +117,7 @@ class PythonDetector(GuardedDetector):
         if self.hints and hints_in(source).isdisjoint(self.hints):
             return False
         tree = parse(source)
-        if tree is None and (whole := whole_lines(source)) is not None:
+        if tree is None and self.reads_whole_lines and (whole := whole_lines(source)):
             source, tree = whole
         if tree is None:
             return self.unparsed(source, test_file)
