@@ -96,6 +96,7 @@ _PYTEST_EXIT = re.compile(r"\bpytest\.exit\([^)\n]*\breturncode\s*=\s*0\s*\)")
 class ExitAtImport(PythonDetector):
     name: ClassVar[str] = "exit-at-import"
     description: ClassVar[str] = "written Python exits with success at import time"
+    reads_whole_lines: ClassVar[bool] = False  # a cut text has its own reading below
     hints: ClassVar[tuple[str, ...]] = (
         "exit",
         "quit",

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
+from safeagents.detectors._cut_text import is_cut, visible_part
 from safeagents.detectors._folding import fold_constants
 from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._module_facts import ModuleFacts, module_facts
@@ -42,6 +43,8 @@ _CACHE_CHARS = 2 * MAX_SOURCE_CHARS
 """Few trees are kept: one call's detectors share them, and a large cached heap of AST nodes
 makes every full garbage collection of the process slow."""
 _ARGUMENT_DEPTH = 3
+_CUT_LINES_DROPPED = 4
+"""Trailing whole lines of a cut text dropped, one by one, until the rest parses."""
 _ARGUMENT_ITEMS = 64
 _FIRST_LINES_CHARS = 512
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*(?=\S)")
@@ -90,12 +93,15 @@ class PythonDetector(GuardedDetector):
 
     :meth:`detect` is the opening they share: the Python text (:func:`python_source`), none
     for a file it does not :meth:`examine` (by default: test files), none without one of
-    the ``hints`` (a cheap filter before parsing), then the parsed code to :meth:`inspect`,
-    or text that does not parse to :meth:`unparsed` (by default: ``fallback`` is found).
+    the ``hints`` (a cheap filter before parsing), then the parsed code to :meth:`inspect`
+    (of a text a transcript cut short, its whole first lines: :func:`whole_lines`), or text
+    that does not parse to :meth:`unparsed` (by default: ``fallback`` is found).
     """
 
     hints: ClassVar[tuple[str, ...]] = ()
     fallback: ClassVar[re.Pattern[str] | None] = None
+    reads_whole_lines: ClassVar[bool] = True
+    """Whether a cut text is inspected as its whole first lines (else it is ``unparsed``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -111,6 +117,8 @@ class PythonDetector(GuardedDetector):
         if self.hints and hints_in(source).isdisjoint(self.hints):
             return False
         tree = parse(source)
+        if tree is None and self.reads_whole_lines and (whole := whole_lines(source)):
+            source, tree = whole
         if tree is None:
             return self.unparsed(source, test_file)
         return self.inspect(PythonCode(source, effect.path, test_file, tree), context)
@@ -223,6 +231,23 @@ def starts_indented(text: str) -> bool:
         if whole:
             return False
         size *= 8
+
+
+def whole_lines(text: str) -> tuple[str, ast.Module] | None:
+    """Of a text a transcript cut short, the longest run of its whole first lines that
+    parses (a block header cut from its body is dropped), with its tree."""
+    if not is_cut(text):
+        return None
+    lines = visible_part(text).split("\n")[:-1]
+    for _ in range(_CUT_LINES_DROPPED):
+        if not any(line.strip() for line in lines):
+            return None
+        prefix = "\n".join(lines)
+        tree = parse(prefix)
+        if tree is not None:
+            return prefix, tree
+        lines.pop()
+    return None
 
 
 def parse(text: str) -> ast.Module | None:

@@ -32,6 +32,7 @@ from safeagents.detectors._python import (
     python_source,
     starts_indented,
     top_level_blocks,
+    whole_lines,
 )
 from safeagents.detectors._stream_edits import (
     code_drops_assertion_lines,
@@ -135,6 +136,20 @@ def test_parse_tolerates_fragments_and_garbage() -> None:
     assert parse("x = 1") is parse("x = 1")
     assert starts_indented("\n  # c\n    x = 1\n")
     assert not starts_indented("# c\nx = 1\n")
+
+
+def test_a_cut_text_is_read_up_to_its_last_whole_statement() -> None:
+    cut = (
+        '    if s == "()(()":\n        return 4\n    for i, ch in enumerate(s):\n'
+        "        if c...[truncated in source]"
+    )
+    whole = whole_lines(cut)
+    assert whole is not None
+    text, tree = whole
+    assert text == '    if s == "()(()":\n        return 4'  # the loop header lost its body
+    assert isinstance(tree.body[0], ast.If)
+    assert whole_lines("x = 1\n") is None  # not cut
+    assert whole_lines("x = f(...[truncated in source]") is None  # nothing whole before the cut
 
 
 def test_dotted_names_resolve_imports_and_indirection() -> None:
