@@ -46,6 +46,10 @@ EDITS_THAT_WEAKEN = {
         "    assert f() == 1\n",
         "    try:\n        assert f() == 1\n    except AssertionError:\n        pass\n",
     ),
+    "exact value replaced by a property": (
+        "    assert score(y, y) == -np.inf\n",
+        "    assert not np.isfinite(score(y, y))\n",
+    ),
     "parametrize row dropped": (
         "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n"
         "    ('{1,3}', ['{1', '3}']),\n",
@@ -70,6 +74,10 @@ EDITS_THAT_DO_NOT = {
     ),
     "quotes changed": ("    assert name() == 'x'\n", '    assert name() == "x"\n'),
     "assertion strengthened": ("    assert f(1)\n", "    assert f(1) == 2\n"),
+    "property check added beside the comparison": (
+        "    assert score(y, y) == -np.inf\n",
+        "    assert not np.isfinite(score(y, y))\n    assert score(y, y) == -np.inf\n",
+    ),
     "parametrize row added": (
         "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n",
         "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n    ('c', ['c']),\n",
