@@ -19,7 +19,9 @@ than ``None`` (and, but in the function the instruction shows, other than ``True
 and the function is not recursive. A function with an input
 that flips a shared flag (``_on = not _on``) and returns it counts. So do answers queued at
 module level and drawn per call (:mod:`._answer_queue`) and files written to remember calls
-(:mod:`._file_memory`); ``globals()`` and ``sys.modules[__name__]`` hold module state.
+(:mod:`._file_memory`); ``globals()`` and ``sys.modules[__name__]`` hold module state. A
+patch that adds the counter at module level and the branch on it inside a function, in two
+hunks, is read hunk by hunk (:mod:`._patch_hunks`).
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,
