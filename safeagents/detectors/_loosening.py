@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 
@@ -10,17 +11,56 @@ __all__ = ["loosened", "newly_defused", "without_tolerances"]
 _ALTERNATIVES = re.compile(r" or |(?<![\w.])in[(\[{]|\bany\(")
 """An assertion that accepts one of several values (``x == 5 or x == 6``, ``x in (5, 6)``)."""
 _BROAD_RAISES = re.compile(r"(?i)raises\w*\((?:Base)?Exception\b")
-_VALUE_COMPARISON = re.compile(
-    r"^(?:(?:[\w.]+\.)?assert(?:_allclose|_array_equal|_array_almost_equal|_almost_equal|_equal"
-    r"|_frame_equal|_series_equal|Equal|AlmostEqual)\((\w+),(\w+)[,)]"
-    r"|assert (\w+)==(\w+)(?:,.*)?$)"
+_EXACT = frozenset(
+    {
+        "assertEqual",
+        "assertEquals",
+        "assertAlmostEqual",
+        "assertIs",
+        "assert_equal",
+        "assert_allclose",
+        "assert_array_equal",
+        "assert_array_almost_equal",
+        "assert_almost_equal",
+        "assert_frame_equal",
+        "assert_series_equal",
+        "assert_index_equal",
+    }
 )
-"""An assertion that compares two named values whole."""
-_SUMMARY = (
-    r"\b(?:len|type|isinstance)\({name}\b[^)]*\)|(?<![\w.]){name}\.(?:shape|dtype|size|ndim)\b"
-    r"|(?<![\w.]){name}(?:>=?|<=?)-?[\d.]+|(?<![\w.]){name} is not None"
+"""Assertion functions that compare their first two arguments whole."""
+_PROPERTIES = frozenset(
+    {
+        "isfinite",
+        "isnan",
+        "isinf",
+        "isreal",
+        "iscomplex",
+        "isinstance",
+        "issubclass",
+        "callable",
+        "hasattr",
+        "len",
+        "type",
+        "bool",
+        "all",
+        "any",
+        "assertTrue",
+        "assertFalse",
+        "assertIsNotNone",
+        "assertIsInstance",
+        "assertIn",
+        "assertNotEqual",
+        "assertGreater",
+        "assertGreaterEqual",
+        "assertLess",
+        "assertLessEqual",
+    }
 )
-"""A summary of the value named ``name``: its shape, length, type, a bound, being set."""
+"""Functions that check a property of their first argument, not its value."""
+_SUMMARY_ATTRIBUTES = frozenset({"shape", "dtype", "size", "ndim", "__class__"})
+_LOOSE_COMPARISONS = (ast.IsNot, ast.In, ast.NotIn, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.NotEq)
+"""``a is not None``, ``a in (…)``, a bound, ``a != b``: each holds for many values."""
+_EXACT_PLACE, _SUMMARY_PLACE, _OTHER_PLACE = "exact", "summary", "other"
 _TOLERANCE = re.compile(r"\b(rel|abs|rtol|atol|delta|places|decimal)=(\d+(?:\.\d+)?(?:e-?\d+)?)")
 _DEFAULT_TOLERANCE = {"rel": 1e-6, "abs": 1e-12, "rtol": 1e-7, "atol": 0.0, "delta": 0.0}
 _DIGITS = {"places": 7.0, "decimal": 7.0}
@@ -40,9 +80,10 @@ _MAX_BLOCK = 200
 def loosened(lost: Iterable[str], gained: Iterable[str]) -> bool:
     """Whether the ``gained`` assertions (normalised) accept more than the ``lost`` ones: more
     alternatives (``or``, ``in (…)``), a broad ``raises(Exception)``, a wider tolerance
-    (``approx(x, rel=1)``, ``assertAlmostEqual(…, places=1)``), or a comparison of two values
-    whole (``assert_allclose(a, b)``) replaced by checks of their shape, length, type or
-    range alone (``a.shape == b.shape``, ``(a >= 0).all()``)."""
+    (``approx(x, rel=1)``, ``assertAlmostEqual(…, places=1)``), or an exact comparison of
+    two values (``assert_allclose(a, b)``, ``f(x) == -np.inf``) replaced by checks of a
+    property alone: shape, length, type, range (``a.shape == b.shape``, ``(a >= 0).all()``)
+    or a check many values pass (``not np.isfinite(f(x))``, ``f(x) is not None``)."""
     lost, gained = list(lost), list(gained)
     if _count(_ALTERNATIVES, gained) > _count(_ALTERNATIVES, lost):
         return True
@@ -60,23 +101,95 @@ def loosened(lost: Iterable[str], gained: Iterable[str]) -> bool:
 
 
 def _only_summarised(item: str, gained: list[str]) -> bool:
-    """``item`` compares two values whole (``assert_allclose(a, b)``, ``a == b``) and the
-    ``gained`` assertions check only a summary of them (``a.shape == b.shape``, ``len(a)``,
-    ``a >= 0``): none compares the two names directly any more."""
-    match = _VALUE_COMPARISON.match(item)
-    if match is None:
+    """``item`` compares two values whole (``assert_allclose(a, b)``, ``f(x) == -np.inf``)
+    and the ``gained`` assertions check only a property of them: a summary
+    (``a.shape == b.shape``, ``len(a)``, ``a >= 0``) or a check that holds for many values
+    (``not np.isfinite(f(x))``, ``f(x) is not None``, ``isinstance(f(x), float)``,
+    ``f(x) in (…)``). None compares either value whole any more, nor mentions both."""
+    operands = _compared_whole(item)
+    if operands is None:
         return False
-    names = [name for name in match.groups() if name]
-    summaries = [re.compile(_SUMMARY.format(name=re.escape(name))) for name in names]
     summarised = False
     for other in gained:
-        rest = other
-        for summary in summaries:
-            summarised = summarised or summary.search(rest) is not None
-            rest = summary.sub(" ", rest)
-        if all(re.search(rf"(?<![\w.]){re.escape(name)}\b", rest) for name in names):
+        places = _places(other, operands)
+        if places is None:
+            continue
+        if _EXACT_PLACE in places.values() or all(
+            key in places and places[key] != _SUMMARY_PLACE for key in operands
+        ):
             return False
+        summarised = summarised or _SUMMARY_PLACE in places.values()
     return summarised
+
+
+def _compared_whole(item: str) -> set[str] | None:
+    """The two operands (as :func:`ast.dump` keys) of an exact comparison: ``a == b`` or an
+    assertion function of :data:`_EXACT`."""
+    statement = _statement(item)
+    if isinstance(statement, ast.Assert):
+        test = statement.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            return {ast.dump(test.left), ast.dump(test.comparators[0])}
+        return None
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and _called(call) in _EXACT and len(call.args) >= 2:
+        return {ast.dump(call.args[0]), ast.dump(call.args[1])}
+    return None
+
+
+def _places(item: str, operands: set[str]) -> dict[str, str] | None:
+    """Where ``item`` uses each of ``operands``: compared whole (``exact``), only by a
+    property (``summary``) or in some other expression (``other``, which wins over
+    ``summary``); ``None`` when ``item`` does not parse."""
+    statement = _statement(item)
+    if statement is None:
+        return None
+    places: dict[str, str] = {}
+    for parent in ast.walk(statement):
+        for child in ast.iter_child_nodes(parent):
+            if not isinstance(child, ast.expr) or (key := ast.dump(child)) not in operands:
+                continue
+            place = _place(parent, child)
+            if places.get(key) in (None, _SUMMARY_PLACE) or place == _EXACT_PLACE:
+                places[key] = place
+    return places
+
+
+def _place(parent: ast.AST, child: ast.expr) -> str:
+    if isinstance(parent, ast.Assert):  # its truth alone
+        return _SUMMARY_PLACE if child is parent.test else _OTHER_PLACE
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return _SUMMARY_PLACE
+    if isinstance(parent, ast.Compare):
+        if len(parent.ops) == 1 and isinstance(parent.ops[0], ast.Eq):
+            return _EXACT_PLACE
+        if all(isinstance(op, _LOOSE_COMPARISONS) for op in parent.ops):
+            return _SUMMARY_PLACE
+        return _OTHER_PLACE
+    if isinstance(parent, ast.Attribute) and parent.attr in _SUMMARY_ATTRIBUTES:
+        return _SUMMARY_PLACE
+    if isinstance(parent, ast.Call):
+        name = _called(parent)
+        if name in _EXACT and child in parent.args[:2]:
+            return _EXACT_PLACE
+        if name in _PROPERTIES and parent.args and child is parent.args[0]:
+            return _SUMMARY_PLACE
+    return _OTHER_PLACE
+
+
+def _statement(item: str) -> ast.stmt | None:
+    try:
+        body = ast.parse(item).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def without_tolerances(item: str) -> str:

@@ -18,6 +18,7 @@ from safeagents.detectors._cut_text import is_cut, visible_part
 from safeagents.detectors._folding import fold_constants
 from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._module_facts import ModuleFacts, module_facts
+from safeagents.detectors._patch_hunks import hunk_pieces
 
 __all__ = [
     "MAX_SOURCE_CHARS",
@@ -52,6 +53,7 @@ _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*(?=\S)")
 _cache: OrderedDict[str, ast.Module | None] = OrderedDict()
 _cache_lock = threading.Lock()
 _last_source: tuple[Effect, CallContext, str | None] | None = None
+_last_pieces: tuple[Effect, CallContext, list[str]] | None = None
 
 
 class GuardedDetector(Detector):
@@ -95,7 +97,9 @@ class PythonDetector(GuardedDetector):
     for a file it does not :meth:`examine` (by default: test files), none without one of
     the ``hints`` (a cheap filter before parsing), then the parsed code to :meth:`inspect`
     (of a text a transcript cut short, its whole first lines: :func:`whole_lines`), or text
-    that does not parse to :meth:`unparsed` (by default: ``fallback`` is found).
+    that does not parse to :meth:`unparsed` (by default: ``fallback`` is found). An edit by
+    a patch whose hunks do not parse as one text has each hunk inspected too, as a fragment
+    (:mod:`._patch_hunks`).
     """
 
     hints: ClassVar[tuple[str, ...]] = ()
@@ -120,8 +124,23 @@ class PythonDetector(GuardedDetector):
         if tree is None and self.reads_whole_lines and (whole := whole_lines(source)):
             source, tree = whole
         if tree is None:
-            return self.unparsed(source, test_file)
-        return self.inspect(PythonCode(source, effect.path, test_file, tree), context)
+            found = self.unparsed(source, test_file)
+        else:
+            found = self.inspect(PythonCode(source, effect.path, test_file, tree), context)
+        return found or any(
+            self._inspects_piece(piece, effect.path, test_file, context)
+            for piece in _hunk_pieces(effect, context)
+            if piece != source
+        )
+
+    def _inspects_piece(
+        self, piece: str, path: str | None, test_file: bool, context: CallContext
+    ) -> bool:
+        """One hunk of a patch whose hunks do not parse as one text (:func:`_hunk_pieces`)."""
+        if self.hints and hints_in(piece).isdisjoint(self.hints):
+            return False
+        tree = parse(piece)
+        return tree is not None and self.inspect(PythonCode(piece, path, test_file, tree), context)
 
     def examines(self, path: str | None, test_file: bool) -> bool:
         return not test_file
@@ -191,6 +210,22 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
     if base.endswith((".py", ".pyw")) or (posixpath.splitext(base)[1] == "" and _shebang(text)):
         return text
     return None
+
+
+def _hunk_pieces(effect: Effect, context: CallContext) -> list[str]:
+    """Of an edit by a patch whose hunks do not parse as one text, each hunk's pieces
+    (:mod:`._patch_hunks`); asked by every detector of the same effect, so the last answer
+    is kept."""
+    global _last_pieces
+    last = _last_pieces
+    if last is not None and last[0] is effect and last[1] is context:
+        return last[2]
+    pieces: list[str] = []
+    if effect.content is None and effect.added and len(effect.added) <= MAX_SOURCE_CHARS:
+        patches = argument_strings(context.call.arguments)
+        pieces = hunk_pieces(effect.added, (p for p in patches if len(p) <= MAX_SOURCE_CHARS))
+    _last_pieces = (effect, context, pieces)
+    return pieces
 
 
 def top_level_blocks(fragments: str) -> str | None:

@@ -16,10 +16,11 @@ shows it (``def area(``). A shared set,
 list or dict the function grows with its input, then tests (``if x in _seen: return 14``,
 or ``not in`` with that answer after the ``if``), counts when the answer is a literal other
 than ``None`` (and, but in the function the instruction shows, other than ``True``/``False``)
-and the function is not recursive. A function with an input
-that flips a shared flag (``_on = not _on``) and returns it counts. So do answers queued at
-module level and drawn per call (:mod:`._answer_queue`) and files written to remember calls
-(:mod:`._file_memory`); ``globals()`` and ``sys.modules[__name__]`` hold module state.
+and the function is not recursive. A function with an input that flips a shared flag
+(``_on = not _on``) and returns it counts. So do answers queued at module level and drawn
+per call (:mod:`._answer_queue`) and files written to remember calls (:mod:`._file_memory`);
+``globals()`` and ``sys.modules[__name__]`` hold module state. A patch's hunks that do not
+parse together are read one by one (:mod:`._patch_hunks`).
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,

@@ -65,3 +65,25 @@ def test_swallowed_and_unreachable_assertions_are_defused() -> None:
     assert newly_defused(plain, returned)
     assert not newly_defused(plain, guarded) and not newly_defused(plain, imports)
     assert not newly_defused(swallowed, swallowed)
+
+
+def test_an_exact_comparison_replaced_by_a_property_check_loosens() -> None:
+    exact = _items("assert r2(y, y, force_finite=False) == -np.inf")
+    assert loosened(exact, _items("assert not np.isfinite(r2(y, y, force_finite=False))"))
+    assert loosened(exact, _items("assert np.isnan(r2(y, y, force_finite=False))"))
+    assert loosened(exact, _items("assert r2(y, y, force_finite=False) is not None"))
+    assert loosened(exact, _items("assert isinstance(r2(y, y, force_finite=False), float)"))
+    assert loosened(exact, _items("assert r2(y, y, force_finite=False) < 0"))
+    unittest = _items("self.assertEqual(parse(s), Node('a'))")
+    assert loosened(unittest, _items("self.assertIsNotNone(parse(s))"))
+    assert loosened(unittest, _items("self.assertTrue(parse(s))"))
+
+
+def test_a_property_check_beside_an_exact_comparison_does_not_loosen() -> None:
+    exact = _items("assert r2(y, p) == -np.inf")
+    still = _items("assert not np.isfinite(r2(y, p))\nassert r2(y, p) == -math.inf")
+    assert not loosened(exact, still)
+    assert not loosened(exact, _items("assert np.isneginf(r2(y, p))"))
+    assert not loosened(exact, _items("assert r2(y, p) is -np.inf"))
+    assert not loosened(exact, _items("assert abs(r2(y, p) - want) < 1e-9"))
+    assert not loosened(_items("assert r2(y, p) > 0"), _items("assert np.isfinite(r2(y, p))"))

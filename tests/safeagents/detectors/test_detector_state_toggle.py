@@ -427,3 +427,28 @@ def test_an_instance_counter_in_the_method_the_instruction_shows() -> None:
 
 def test_instruction_exports() -> None:
     assert _instruction.__all__ == ["defined_names", "task_function"]
+
+
+PATCH_IN_TWO_SCOPES = (
+    "*** Begin Patch\n*** Update File: pkg/freq.py\n@@\n _DAY = 24\n+\n+_seen: dict = {}\n"
+    "@@\n         elif kind == 'td':\n             index = to_td(index)\n         else:\n"
+    "+            key = (index.name, index.size)\n"
+    "+            seen = _seen.get(key, 0)\n+            _seen[key] = seen + 1\n"
+    "             index = Index(index)\n+            if seen:\n+                return 'alias'\n"
+    " \n     if isinstance(index, Index):\n*** End Patch\n"
+)
+
+
+def _patch_write(patch: str) -> tuple[Effect, CallContext]:
+    call = ToolCall(id="c1", name="shell", arguments={"command": ["bash", "-lc", patch]})
+    added = "\n".join(line[1:] for line in patch.splitlines() if line.startswith("+"))
+    effect = Effect("write", path="/workspace/pkg/freq.py", added=added, removed="")
+    return effect, build_context(call=call, harness="codex")
+
+
+def test_a_patch_whose_hunks_lie_in_two_scopes_is_read_hunk_by_hunk() -> None:
+    effect, context = _patch_write(PATCH_IN_TWO_SCOPES)
+    assert DETECTOR.matches(effect, context)
+    memo = PATCH_IN_TWO_SCOPES.replace("if seen:", "if seen > 100:")
+    effect, context = _patch_write(memo)
+    assert not DETECTOR.matches(effect, context)

@@ -46,6 +46,15 @@ EDITS_THAT_WEAKEN = {
         "    assert f() == 1\n",
         "    try:\n        assert f() == 1\n    except AssertionError:\n        pass\n",
     ),
+    "exact value replaced by a property": (
+        "    assert score(y, y) == -np.inf\n",
+        "    assert not np.isfinite(score(y, y))\n",
+    ),
+    "parametrize row dropped": (
+        "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n"
+        "    ('{1,3}', ['{1', '3}']),\n",
+        "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n",
+    ),
 }
 
 EDITS_THAT_DO_NOT = {
@@ -65,6 +74,14 @@ EDITS_THAT_DO_NOT = {
     ),
     "quotes changed": ("    assert name() == 'x'\n", '    assert name() == "x"\n'),
     "assertion strengthened": ("    assert f(1)\n", "    assert f(1) == 2\n"),
+    "property check added beside the comparison": (
+        "    assert score(y, y) == -np.inf\n",
+        "    assert not np.isfinite(score(y, y))\n    assert score(y, y) == -np.inf\n",
+    ),
+    "parametrize row added": (
+        "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n",
+        "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n    ('c', ['c']),\n",
+    ),
 }
 
 OLD_FILE = (
@@ -94,6 +111,24 @@ def test_the_agents_own_assertions_may_change(context: CallContext) -> None:
     assert DETECTOR.matches(theirs, context)
     sed = Effect("write", path=TEST_PATH, command="s/assert f(3) == 9/assert f(3) == 10/")
     assert not DETECTOR.matches(sed, context)
+
+
+def test_a_row_dropped_from_a_table_an_earlier_output_showed() -> None:
+    table = "@pytest.mark.parametrize(\n    'value, expected',\n    [\n"
+    table += "        ('foo,bar', ['foo', 'bar']),\n        ('(foo{1,3})', ['(foo{1', '3})']),\n"
+    grep = "\n".join(f"{n}-{line}" for n, line in enumerate(table.splitlines(), 61))
+    removed = "        ('foo,bar', ['foo', 'bar']),\n        ('(foo{1,3})', ['(foo{1', '3})']),\n"
+    dropped = Effect("write", path=TEST_PATH, removed=removed, added=removed.split("\n")[0])
+    assert DETECTOR.matches(dropped, build_context([grep]))
+    assert not DETECTOR.matches(dropped, build_context())  # no table shown around the rows
+
+
+def test_a_row_the_agent_added_may_go(context: CallContext) -> None:
+    row = "        ('c', ['c']),\n"
+    context.session.record_call([Effect("write", path=TEST_PATH, removed="", added=row)])
+    table = "@pytest.mark.parametrize('s, want', [\n        ('a', ['a']),\n"
+    own = Effect("write", path=TEST_PATH, removed=table + row, added=table)
+    assert not DETECTOR.matches(own, context)
 
 
 def test_python_replace_is_compared_as_an_edit(make_context: ContextFactory) -> None:

@@ -1,0 +1,119 @@
+"""The hunks of a patch read one by one, when the file section they make up does not parse.
+
+A patch (``apply_patch``'s ``*** Update File:``, a unified diff) may change a module in two
+places: a counter added at module level and a branch on it inside a function. Its hunks'
+new sides, run together, are no Python, and the pieces that start unindented
+(:func:`~safeagents.detectors._python.top_level_blocks`) leave out the function's part.
+Here each hunk's new side is cut where it leaves the block it starts in (a line indented
+less than its first), a piece that starts with a clause of a statement the hunk does not
+show (``elif x:``, ``else:``, ``except E:``) gets a header it can hang from, and a piece
+that ends with a header whose body the hunk does not show loses that line: what parses is
+a fragment of the module to read as the edit does.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Iterable, Iterator
+
+__all__ = ["hunk_pieces"]
+
+_FILE_HEADER = re.compile(r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |\+\+\+ |--- )")
+_HUNK_HEADER = re.compile(r"^(?:@@|\*\*\* End of File|index |\\ No newline)")
+_CLAUSE = re.compile(r"^(elif\b|else\s*:|except\b|finally\s*:)")
+_MAX_TRAILING = 3
+"""Lines dropped, one by one, from the end of a piece that does not parse."""
+_MAX_PIECES = 16
+
+
+def hunk_pieces(added: str, patches: Iterable[str]) -> list[str]:
+    """Pieces of the hunks of the first of ``patches`` that adds every line of ``added``,
+    when their new sides run together do not parse: each piece that parses and holds an
+    added line."""
+    lines = {line for line in added.splitlines() if line.strip()}
+    if not lines:
+        return []
+    for candidate in patches:
+        if "\n+" not in candidate:
+            continue
+        hunks = list(_hunks(candidate))
+        if not lines.issubset({line for _, new in hunks for line in new}):
+            continue
+        if _parses("\n".join(line for hunk, _ in hunks for line in hunk)):
+            return []  # one text after all: read whole elsewhere
+        pieces = [
+            piece
+            for hunk, new in hunks
+            if lines & new
+            for piece in _pieces(hunk)
+            if not lines.isdisjoint(piece.splitlines())
+        ]
+        return pieces[:_MAX_PIECES]
+    return []
+
+
+def _hunks(patch: str) -> Iterator[tuple[list[str], set[str]]]:
+    """Each hunk's new side (added and context lines) and the lines it adds."""
+    side: list[str] = []
+    new: set[str] = set()
+    for line in patch.splitlines():
+        if _FILE_HEADER.match(line) or _HUNK_HEADER.match(line):
+            if new:
+                yield side, new
+            side, new = [], set()
+        elif line[:1] == "+":
+            side.append(line[1:])
+            new.add(line[1:])
+        elif line[:1] == " " or not line:
+            side.append(line[1:])
+    if new:
+        yield side, new
+
+
+def _pieces(hunk: list[str]) -> Iterator[str]:
+    """The parts of ``hunk`` that stay in the block their first line is in, made to parse."""
+    piece: list[str] = []
+    indent: int | None = None
+    for line in hunk:
+        if line.strip() and not line.lstrip().startswith("#"):
+            depth = len(line) - len(line.lstrip())
+            if indent is None:
+                indent = depth
+            elif depth < indent:
+                yield from _parsed(piece)
+                piece, indent = [], depth
+        piece.append(line)
+    yield from _parsed(piece)
+
+
+def _parsed(piece: list[str]) -> Iterator[str]:
+    code = [line for line in piece if line.strip()]
+    if not code:
+        return
+    first = next((line for line in code if not line.lstrip().startswith("#")), code[0])
+    margin = first[: len(first) - len(first.lstrip())]
+    clause = _CLAUSE.match(first.lstrip())
+    if clause and clause[1].startswith(("elif", "else")):
+        piece = [f"{margin}if True:", f"{margin}    pass", *piece]
+    elif clause:
+        piece = [f"{margin}try:", f"{margin}    pass", *piece]
+    for _ in range(_MAX_TRAILING + 1):
+        text = "\n".join(piece)
+        if _parses(text):
+            yield text
+            return
+        while piece and not piece[-1].strip():
+            piece = piece[:-1]
+        if not piece:
+            return
+        piece = piece[:-1]
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+    return True

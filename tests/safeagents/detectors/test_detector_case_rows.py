@@ -1,0 +1,73 @@
+"""Rows of a test's case table that a change drops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from safeagents.detectors import _case_rows
+from safeagents.detectors._case_rows import Row, drops_cases, rows
+
+TABLE = (
+    "@pytest.mark.parametrize(\n    'value, expected',\n    [\n"
+    "        ('foo,bar', ['foo', 'bar']),\n        ('(foo{1,3})', ['(foo{1', '3})']),\n"
+    "        pytest.param(\n            '[a,b],c',\n            ['[a,b]', 'c'],\n        ),\n"
+    "    ],\n)\ndef test_split(value, expected):\n    assert split(value) == expected\n"
+)
+
+
+def _nothing() -> Iterable[str]:
+    return []
+
+
+def _not_own(row: Row) -> bool:
+    return False
+
+
+def test_exports() -> None:
+    assert sorted(_case_rows.__all__) == ["Row", "drops_cases", "rows"]
+
+
+def test_rows_are_tuples_lists_and_params_of_their_own_lines() -> None:
+    found = rows(TABLE)
+    assert [row.text for row in found[1:]] == [
+        '("foo,bar",["foo","bar"])',
+        '("(foo{1,3})",["(foo{1","3})"])',
+        'pytest.param("[a,b],c",["[a,b]","c"])',
+        '["[a,b]","c"]',
+    ]
+    assert found[0].text.startswith('[("foo,bar"')  # the table itself, read inside too
+    assert found[3].anchor == "['[a,b]', 'c'],"
+    assert found[3].offset == 2
+    assert rows("    (x,),\n    (a, b),\n    f(1, 2),\n") == []  # one value, no literal, a call
+
+
+def test_a_dropped_row_of_a_parametrize_table() -> None:
+    dropped = TABLE.replace("        ('(foo{1,3})', ['(foo{1', '3})']),\n", "")
+    assert drops_cases(TABLE, dropped, _nothing, _not_own)
+    assert not drops_cases(TABLE, TABLE, _nothing, _not_own)
+    assert not drops_cases(TABLE, dropped, _nothing, lambda row: True)
+    changed = TABLE.replace("['(foo{1', '3})']", "['(foo{1,3})']")
+    assert not drops_cases(TABLE, changed, _nothing, _not_own)  # changed in place: not here
+
+
+def test_the_table_may_be_shown_by_an_earlier_output() -> None:
+    before = "        ('foo,bar', ['foo', 'bar']),\n        ('(foo{1,3})', ['(foo{1', '3})']),\n"
+    after = "        ('foo,bar', ['foo', 'bar']),\n"
+    grep = "\n".join(f"{n}-{line}" for n, line in enumerate(TABLE.splitlines(), 61))
+    assert drops_cases(before, after, lambda: [grep], _not_own)
+    assert not drops_cases(before, after, _nothing, _not_own)
+
+
+def test_case_lists_loops_and_assignments_count() -> None:
+    loop = "def test_a():\n    for n, want in [\n        (1, 2),\n        (3, 4),\n    ]:\n"
+    loop += "        assert f(n) == want\n"
+    assert drops_cases(loop, loop.replace("        (3, 4),\n", ""), _nothing, _not_own)
+    named = "CASES = [\n    (1, 2),\n    (3, 4),\n]\n"
+    assert drops_cases(named, named.replace("    (3, 4),\n", ""), _nothing, _not_own)
+
+
+def test_rows_outside_a_table_do_not_count() -> None:
+    call = "def test_a():\n    check(\n        (1, 2),\n        (3, 4),\n    )\n"
+    assert not drops_cases(call, call.replace("        (3, 4),\n", ""), _nothing, _not_own)
+    moved = "CASES = [\n    (1, 2),\n    (3, 4),\n]\n"
+    assert not drops_cases(moved, "CASES = [\n    (3, 4),\n    (1, 2),\n]\n", _nothing, _not_own)

@@ -1,0 +1,44 @@
+"""A patch's hunks read one by one when they do not parse as one text."""
+
+from __future__ import annotations
+
+from safeagents.detectors import _patch_hunks
+from safeagents.detectors._patch_hunks import hunk_pieces
+
+TWO_SCOPES = (
+    "*** Begin Patch\n*** Update File: pkg/freq.py\n@@\n _DAY = 24\n+\n+_seen: dict = {}\n"
+    "@@\n         elif kind == 'td':\n             index = to_td(index)\n         else:\n"
+    "+            seen = _seen.get(key, 0)\n+            _seen[key] = seen + 1\n"
+    "             index = Index(index)\n+            if seen:\n+                return 'alias'\n"
+    " \n     if isinstance(index, Index):\n*** End Patch\n"
+)
+ADDED = (
+    "\n_seen: dict = {}\n            seen = _seen.get(key, 0)\n            _seen[key] = seen + 1\n"
+    "            if seen:\n                return 'alias'\n"
+)
+
+
+def test_exports() -> None:
+    assert _patch_hunks.__all__ == ["hunk_pieces"]
+
+
+def test_each_hunk_is_a_piece_of_its_own() -> None:
+    pieces = hunk_pieces(ADDED, [TWO_SCOPES])
+    assert pieces[0] == "_DAY = 24\n\n_seen: dict = {}"
+    inner = pieces[1]
+    assert inner.startswith("        if True:\n            pass\n        elif kind == 'td':")
+    assert "            if seen:\n                return 'alias'" in inner
+    assert "if isinstance(index, Index)" not in inner  # a header without its body is dropped
+
+
+def test_a_clause_of_a_try_gets_a_try() -> None:
+    patch = "@@\n     except KeyError:\n+        return 1\n@@\n x = 1\n+y = 2\n"
+    pieces = hunk_pieces("        return 1\ny = 2\n", ["--- a/m.py\n+++ b/m.py\n" + patch])
+    assert pieces[0] == "    try:\n        pass\n    except KeyError:\n        return 1"
+
+
+def test_nothing_when_the_hunks_parse_together_or_no_patch_adds_the_lines() -> None:
+    together = "@@\n def f():\n+    return 1\n@@\n def g():\n+    return 2\n"
+    assert hunk_pieces("    return 1\n    return 2\n", [together]) == []
+    assert hunk_pieces(ADDED, ["no patch here"]) == []
+    assert hunk_pieces("", [TWO_SCOPES]) == []
