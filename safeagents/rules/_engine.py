@@ -4,37 +4,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from safeagents._actions import EFFECT_KINDS, AnalysisContext, Effect, ToolCall
+from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, Detector, SessionState
 from safeagents.rules._compile import PatternBank
 from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import Finding, Rule, render_message
 from safeagents.rules._paths import list_matcher
-from safeagents.rules._tree import (
-    SaidEarlier,
-    Value,
-    pinned_kinds,
-    required_fields,
-    said_earlier_tests,
-    trigger_bits,
-)
+from safeagents.rules._plan import KindPlan, kind_plans
+from safeagents.rules._tree import SaidEarlier, Value, said_earlier_tests
 
 __all__ = ["Engine"]
 
 logger = logging.getLogger("safeagents.rules")
 _NO_DETECTORS: Mapping[str, Detector] = MappingProxyType({})
-
-
-@dataclass(slots=True)
-class _KindPlan:
-    """Which rules an effect of one kind must evaluate: always (when the fields they need
-    have values), or when a pattern hit."""
-
-    always: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
-    triggers: dict[str, dict[int, list[int]]] = field(default_factory=dict)
 
 
 class Engine:
@@ -50,7 +34,7 @@ class Engine:
         self.detectors = detectors
         self._bank: PatternBank = rules.pattern_bank
         self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
-        self._plans: dict[str | None, _KindPlan] = self._plan()
+        self._plans: dict[str | None, KindPlan] = kind_plans([r.condition for r in self._active])
         self._test_path = list_matcher(rules.packs, "test_files")
         self._said_earlier: tuple[SaidEarlier, ...] = tuple(
             {
@@ -125,7 +109,8 @@ class Engine:
         neighbours = _Turn((*effects, *turn), call_context, self._bank, self.detectors)
         for effect in effects:
             view = _EffectView(effect, call_context, self._bank, self.detectors, neighbours)
-            for index in self._candidates(view):
+            plan = self._plans.get(effect.kind, self._plans[None])
+            for index in plan.candidates(view):
                 if index in fired:
                     continue
                 rule = self._active[index]
@@ -139,33 +124,6 @@ class Engine:
         if session is not None and record:
             session.effects.extend(effects)
         return tuple(findings)
-
-    def _candidates(self, view: _EffectView) -> list[int]:
-        plan = self._plans.get(view.effect.kind, self._plans[None])
-        candidates: set[int] = set()
-        for needed, indices in plan.always.items():
-            if all(view.values(name) for name in needed):
-                candidates.update(indices)
-        for field_name, by_index in plan.triggers.items():
-            for index in view.hits(field_name):
-                candidates.update(by_index.get(index, ()))
-        return sorted(candidates)
-
-    def _plan(self) -> dict[str | None, _KindPlan]:
-        plans: dict[str | None, _KindPlan] = {kind: _KindPlan() for kind in (*EFFECT_KINDS, None)}
-        for index, rule in enumerate(self._active):
-            kinds = pinned_kinds(rule.condition)
-            triggers = trigger_bits(rule.condition)
-            needed = tuple(sorted(required_fields(rule.condition) - {"effect"}))
-            for kind, plan in plans.items():
-                if kinds is not None and kind not in kinds:
-                    continue
-                if triggers is None:
-                    plan.always.setdefault(needed, []).append(index)
-                    continue
-                for field_name, bit in triggers:
-                    plan.triggers.setdefault(field_name, {}).setdefault(bit, []).append(index)
-        return plans
 
 
 def _finding(rule: Rule, effect: Effect, call: ToolCall) -> Finding:
