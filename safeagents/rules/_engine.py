@@ -6,13 +6,13 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._actions import EFFECT_KINDS, AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, Detector, SessionState
 from safeagents.rules._compile import PatternBank
 from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import Finding, Rule, render_message
 from safeagents.rules._paths import list_matcher
-from safeagents.rules._plan import KindPlan, kind_plans
+from safeagents.rules._plan import Gate, KindPlan, kind_plans, required_hits
 from safeagents.rules._tree import SaidEarlier, Value, said_earlier_tests
 
 __all__ = ["Engine"]
@@ -36,13 +36,8 @@ class Engine:
         self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
         self._plans: dict[str | None, KindPlan] = kind_plans([r.condition for r in self._active])
         self._test_path = list_matcher(rules.packs, "test_files")
-        self._said_earlier: tuple[SaidEarlier, ...] = tuple(
-            {
-                test.key: test
-                for rule in self._active
-                for condition in (rule.condition, *(e.condition for e in rule.exceptions))
-                for test in said_earlier_tests(condition)
-            }.values()
+        self._said_earlier: dict[str | None, tuple[tuple[SaidEarlier, Gate], ...]] = (
+            _said_earlier_plans(self._active)
         )
 
     def remember_said(
@@ -54,8 +49,37 @@ class Engine:
         session: SessionState,
     ) -> None:
         """Marks in ``session`` each ``said_earlier:`` condition a sentence of ``said`` meets,
-        for the turns after this one; each sentence costs one test per such condition. The
-        turn's sentences become ``session.previous_said``."""
+        for the turns after this one; each sentence costs one test per such condition (a
+        pattern scan when its patterns miss). The turn's sentences become
+        ``session.previous_said``."""
+        self._remember(tuple(said), harness, context, session, ())
+
+    def check_said(
+        self,
+        said: Sequence[Effect],
+        *,
+        turn: Sequence[Effect],
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> tuple[Finding, ...]:
+        """:meth:`check_effects` of a turn's ``say`` effects, not recorded, then
+        :meth:`remember_said` of them in ``session`` (when given), scanning each once."""
+        said = tuple(said)
+        call = ToolCall("", "")
+        findings, views = self._check(said, call, harness, context, session, turn, record=False)
+        if session is not None:
+            self._remember(said, harness, context, session, views)
+        return findings
+
+    def _remember(
+        self,
+        said: tuple[Effect, ...],
+        harness: str,
+        context: AnalysisContext | None,
+        session: SessionState,
+        scanned: Sequence[_EffectView],
+    ) -> None:
         sentences = tuple(effect.text for effect in said if effect.kind == "say" and effect.text)
         if sentences:
             session.previous_said = sentences
@@ -66,14 +90,17 @@ class Engine:
             harness=harness,
             analysis=context if context is not None else AnalysisContext(),
             session=session,
-            effects=tuple(said),
+            effects=said,
             is_test_path=self._test_path,
         )
-        for effect in said:
+        marks = session.said_marks
+        for position, effect in enumerate(said):
             view = _EffectView(effect, call_context, self._bank, self.detectors, None)
-            for test in self._said_earlier:
-                if test.key not in session.said_marks and test.condition.holds(view):
-                    session.said_marks.add(test.key)
+            if scanned:
+                view.share_scans(scanned[position])
+            for test, gate in self._said_earlier.get(effect.kind, self._said_earlier[None]):
+                if test.key not in marks and gate.open(view) and test.condition.holds(view):
+                    marks.add(test.key)
 
     def check_effects(
         self,
@@ -90,7 +117,18 @@ class Engine:
 
         ``turn`` is what ``turn:`` conditions look at besides ``effects`` themselves: the
         other effects of the same model turn. ``record`` adds ``effects`` to ``session``."""
-        effects = tuple(effects)
+        return self._check(tuple(effects), call, harness, context, session, turn, record)[0]
+
+    def _check(
+        self,
+        effects: tuple[Effect, ...],
+        call: ToolCall,
+        harness: str,
+        context: AnalysisContext | None,
+        session: SessionState | None,
+        turn: Sequence[Effect],
+        record: bool,
+    ) -> tuple[tuple[Finding, ...], list[_EffectView]]:
         state = session if session is not None else SessionState()
         analysis = context if context is not None else AnalysisContext()
         if record:
@@ -106,9 +144,11 @@ class Engine:
         )
         fired: set[int] = set()
         findings: list[Finding] = []
+        views: list[_EffectView] = []
         neighbours = _Turn((*effects, *turn), call_context, self._bank, self.detectors)
         for effect in effects:
             view = _EffectView(effect, call_context, self._bank, self.detectors, neighbours)
+            views.append(view)
             plan = self._plans.get(effect.kind, self._plans[None])
             for index in plan.candidates(view):
                 if index in fired:
@@ -123,7 +163,27 @@ class Engine:
                 state.model.observe_effect(effect)
         if session is not None and record:
             session.effects.extend(effects)
-        return tuple(findings)
+        return tuple(findings), views
+
+
+def _said_earlier_plans(
+    rules: Sequence[Rule],
+) -> dict[str | None, tuple[tuple[SaidEarlier, Gate], ...]]:
+    """Per effect kind, the ``said_earlier:`` conditions of ``rules`` one of its effects can
+    meet, each with the pattern hits it needs; empty when ``rules`` have none."""
+    tests = {
+        test.key: test
+        for rule in rules
+        for condition in (rule.condition, *(e.condition for e in rule.exceptions))
+        for test in said_earlier_tests(condition)
+    }
+    if not tests:
+        return {}
+    plans: dict[str | None, tuple[tuple[SaidEarlier, Gate], ...]] = {}
+    for kind in (*EFFECT_KINDS, None):
+        needs = ((test, required_hits(test.condition, kind)) for test in tests.values())
+        plans[kind] = tuple((test, Gate.of(c)) for test, c in needs if c is not None)
+    return plans
 
 
 def _finding(rule: Rule, effect: Effect, call: ToolCall) -> Finding:
@@ -236,6 +296,12 @@ class _EffectView:
                 cached = frozenset().union(*(self.bits(field, i) for i in range(count)))
             self._hits[field] = cached
         return cached
+
+    def share_scans(self, other: _EffectView) -> None:
+        """Take ``other``'s pattern scans, which hold for this view too: both read the same
+        effect, call, harness and session."""
+        self._bits = other._bits
+        self._hits = other._hits
 
     def turn(self) -> Sequence[_EffectView]:
         """Views of the turn's other effects; a view inside a ``turn:`` has none (no nesting)."""

@@ -168,3 +168,18 @@ def test_a_misspelt_said_earlier_is_a_load_error(tmp_path: Path) -> None:
     write_rule(tmp_path, "r", {"said_erlier": SAID_WRONG})
     with pytest.raises(RuleLoadError, match="did you mean 'said_earlier'"):
         RuleSet.load([tmp_path])
+
+
+def test_said_earlier_without_patterns_is_tested_on_every_sentence(tmp_path: Path) -> None:
+    earlier = {"not": {"text": {"regex": "(?i)fine"}}}
+    match = {"all": [{"effect": "say"}, {"text": {"regex": "pass"}}, {"said_earlier": earlier}]}
+    checker = firewall(tmp_path, match)
+    session = SessionState()
+    checker.check_turn([], text="All fine.", harness="pi", session=session)
+    assert checker.check_turn([], text="pass", harness="pi", session=session)[1] == ()
+    found = checker.check_turn([], text="pass", harness="pi", session=session)[1]
+    assert [f.rule_id for f in found] == ["r"]
+    remembered = SessionState()
+    checker.remember_said("Hmm.", harness="pi", session=remembered)
+    found = checker.check_turn([], text="pass", harness="pi", session=remembered)[1]
+    assert [f.rule_id for f in found] == ["r"]
