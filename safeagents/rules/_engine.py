@@ -52,7 +52,7 @@ class Engine:
         for the turns after this one; each sentence costs one test per such condition (a
         pattern scan when its patterns miss). The turn's sentences become
         ``session.previous_said``."""
-        self._remember(tuple(said), harness, context, session, ())
+        self._remember(tuple(said), harness, context, session, None)
 
     def check_said(
         self,
@@ -64,13 +64,21 @@ class Engine:
         session: SessionState | None = None,
     ) -> tuple[Finding, ...]:
         """:meth:`check_effects` of a turn's ``say`` effects, not recorded, then
-        :meth:`remember_said` of them in ``session`` (when given), scanning each once."""
+        :meth:`remember_said` of them in ``session`` (when given), which reads the pattern
+        scans of the check."""
         said = tuple(said)
+        opened: list[tuple[SaidEarlier, ...]] | None = [] if session is not None else None
         call = ToolCall("", "")
-        findings, views = self._check(said, call, harness, context, session, turn, record=False)
+        findings = self._check(said, call, harness, context, session, turn, False, opened)
         if session is not None:
-            self._remember(said, harness, context, session, views)
+            self._remember(said, harness, context, session, opened)
         return findings
+
+    def _opened(self, view: _EffectView) -> tuple[SaidEarlier, ...]:
+        """The ``said_earlier:`` conditions whose pattern hits ``view`` has."""
+        plans = self._said_earlier
+        tests = plans.get(view.effect.kind, plans.get(None, ()))
+        return tuple(test for test, gate in tests if gate.open(view))
 
     def _remember(
         self,
@@ -78,7 +86,7 @@ class Engine:
         harness: str,
         context: AnalysisContext | None,
         session: SessionState,
-        scanned: Sequence[_EffectView],
+        opened: Sequence[tuple[SaidEarlier, ...]] | None,
     ) -> None:
         sentences = tuple(effect.text for effect in said if effect.kind == "say" and effect.text)
         if sentences:
@@ -95,11 +103,11 @@ class Engine:
         )
         marks = session.said_marks
         for position, effect in enumerate(said):
+            if opened is not None and not opened[position]:
+                continue
             view = _EffectView(effect, call_context, self._bank, self.detectors, None)
-            if scanned:
-                view.share_scans(scanned[position])
-            for test, gate in self._said_earlier.get(effect.kind, self._said_earlier[None]):
-                if test.key not in marks and gate.open(view) and test.condition.holds(view):
+            for test in opened[position] if opened is not None else self._opened(view):
+                if test.key not in marks and test.condition.holds(view):
                     marks.add(test.key)
 
     def check_effects(
@@ -117,7 +125,7 @@ class Engine:
 
         ``turn`` is what ``turn:`` conditions look at besides ``effects`` themselves: the
         other effects of the same model turn. ``record`` adds ``effects`` to ``session``."""
-        return self._check(tuple(effects), call, harness, context, session, turn, record)[0]
+        return self._check(tuple(effects), call, harness, context, session, turn, record, None)
 
     def _check(
         self,
@@ -128,7 +136,9 @@ class Engine:
         session: SessionState | None,
         turn: Sequence[Effect],
         record: bool,
-    ) -> tuple[tuple[Finding, ...], list[_EffectView]]:
+        opened: list[tuple[SaidEarlier, ...]] | None,
+    ) -> tuple[Finding, ...]:
+        """:meth:`check_effects`; ``opened`` receives :meth:`_opened` of each effect."""
         state = session if session is not None else SessionState()
         analysis = context if context is not None else AnalysisContext()
         if record:
@@ -144,11 +154,11 @@ class Engine:
         )
         fired: set[int] = set()
         findings: list[Finding] = []
-        views: list[_EffectView] = []
         neighbours = _Turn((*effects, *turn), call_context, self._bank, self.detectors)
         for effect in effects:
             view = _EffectView(effect, call_context, self._bank, self.detectors, neighbours)
-            views.append(view)
+            if opened is not None:
+                opened.append(self._opened(view))
             plan = self._plans.get(effect.kind, self._plans[None])
             for index in plan.candidates(view):
                 if index in fired:
@@ -163,7 +173,7 @@ class Engine:
                 state.model.observe_effect(effect)
         if session is not None and record:
             session.effects.extend(effects)
-        return tuple(findings), views
+        return tuple(findings)
 
 
 def _said_earlier_plans(
@@ -296,12 +306,6 @@ class _EffectView:
                 cached = frozenset().union(*(self.bits(field, i) for i in range(count)))
             self._hits[field] = cached
         return cached
-
-    def share_scans(self, other: _EffectView) -> None:
-        """Take ``other``'s pattern scans, which hold for this view too: both read the same
-        effect, call, harness and session."""
-        self._bits = other._bits
-        self._hits = other._hits
 
     def turn(self) -> Sequence[_EffectView]:
         """Views of the turn's other effects; a view inside a ``turn:`` has none (no nesting)."""
