@@ -150,18 +150,9 @@ class Firewall:
         if not said:
             return ()
         turn = tuple(effect for verdict in calls for effect in verdict.effects)
-        findings = self.engine.check_effects(
-            said,
-            call=ToolCall("", ""),
-            harness=harness,
-            context=context,
-            session=session,
-            turn=turn,
-            record=False,
+        return self.engine.check_said(
+            said, turn=turn, harness=harness, context=context, session=session
         )
-        if session is not None:
-            self.engine.remember_said(said, harness=harness, context=context, session=session)
-        return findings
 
     def remember_said(
         self,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from safeagents._actions import EFFECT_KINDS, AnalysisContext, Effect, ToolCall
@@ -13,28 +12,13 @@ from safeagents.rules._compile import PatternBank
 from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import Finding, Rule, render_message
 from safeagents.rules._paths import list_matcher
-from safeagents.rules._tree import (
-    SaidEarlier,
-    Value,
-    pinned_kinds,
-    required_fields,
-    said_earlier_tests,
-    trigger_bits,
-)
+from safeagents.rules._plan import Gate, KindPlan, kind_plans, required_hits
+from safeagents.rules._tree import SaidEarlier, Value, said_earlier_tests
 
 __all__ = ["Engine"]
 
 logger = logging.getLogger("safeagents.rules")
 _NO_DETECTORS: Mapping[str, Detector] = MappingProxyType({})
-
-
-@dataclass(slots=True)
-class _KindPlan:
-    """Which rules an effect of one kind must evaluate: always (when the fields they need
-    have values), or when a pattern hit."""
-
-    always: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
-    triggers: dict[str, dict[int, list[int]]] = field(default_factory=dict)
 
 
 class Engine:
@@ -50,15 +34,10 @@ class Engine:
         self.detectors = detectors
         self._bank: PatternBank = rules.pattern_bank
         self._active: list[Rule] = [rule for rule in rules.rules if rule.enabled]
-        self._plans: dict[str | None, _KindPlan] = self._plan()
+        self._plans: dict[str | None, KindPlan] = kind_plans([r.condition for r in self._active])
         self._test_path = list_matcher(rules.packs, "test_files")
-        self._said_earlier: tuple[SaidEarlier, ...] = tuple(
-            {
-                test.key: test
-                for rule in self._active
-                for condition in (rule.condition, *(e.condition for e in rule.exceptions))
-                for test in said_earlier_tests(condition)
-            }.values()
+        self._said_earlier: dict[str | None, tuple[tuple[SaidEarlier, Gate], ...]] = (
+            _said_earlier_plans(self._active)
         )
 
     def remember_said(
@@ -70,8 +49,45 @@ class Engine:
         session: SessionState,
     ) -> None:
         """Marks in ``session`` each ``said_earlier:`` condition a sentence of ``said`` meets,
-        for the turns after this one; each sentence costs one test per such condition. The
-        turn's sentences become ``session.previous_said``."""
+        for the turns after this one; each sentence costs one test per such condition (a
+        pattern scan when its patterns miss). The turn's sentences become
+        ``session.previous_said``."""
+        self._remember(tuple(said), harness, context, session, None)
+
+    def check_said(
+        self,
+        said: Sequence[Effect],
+        *,
+        turn: Sequence[Effect],
+        harness: str,
+        context: AnalysisContext | None = None,
+        session: SessionState | None = None,
+    ) -> tuple[Finding, ...]:
+        """:meth:`check_effects` of a turn's ``say`` effects, not recorded, then
+        :meth:`remember_said` of them in ``session`` (when given), which reads the pattern
+        scans of the check."""
+        said = tuple(said)
+        opened: list[tuple[SaidEarlier, ...]] | None = [] if session is not None else None
+        call = ToolCall("", "")
+        findings = self._check(said, call, harness, context, session, turn, False, opened)
+        if session is not None:
+            self._remember(said, harness, context, session, opened)
+        return findings
+
+    def _opened(self, view: _EffectView) -> tuple[SaidEarlier, ...]:
+        """The ``said_earlier:`` conditions whose pattern hits ``view`` has."""
+        plans = self._said_earlier
+        tests = plans.get(view.effect.kind, plans.get(None, ()))
+        return tuple(test for test, gate in tests if gate.open(view))
+
+    def _remember(
+        self,
+        said: tuple[Effect, ...],
+        harness: str,
+        context: AnalysisContext | None,
+        session: SessionState,
+        opened: Sequence[tuple[SaidEarlier, ...]] | None,
+    ) -> None:
         sentences = tuple(effect.text for effect in said if effect.kind == "say" and effect.text)
         if sentences:
             session.previous_said = sentences
@@ -82,14 +98,17 @@ class Engine:
             harness=harness,
             analysis=context if context is not None else AnalysisContext(),
             session=session,
-            effects=tuple(said),
+            effects=said,
             is_test_path=self._test_path,
         )
-        for effect in said:
+        marks = session.said_marks
+        for position, effect in enumerate(said):
+            if opened is not None and not opened[position]:
+                continue
             view = _EffectView(effect, call_context, self._bank, self.detectors, None)
-            for test in self._said_earlier:
-                if test.key not in session.said_marks and test.condition.holds(view):
-                    session.said_marks.add(test.key)
+            for test in opened[position] if opened is not None else self._opened(view):
+                if test.key not in marks and test.condition.holds(view):
+                    marks.add(test.key)
 
     def check_effects(
         self,
@@ -106,7 +125,20 @@ class Engine:
 
         ``turn`` is what ``turn:`` conditions look at besides ``effects`` themselves: the
         other effects of the same model turn. ``record`` adds ``effects`` to ``session``."""
-        effects = tuple(effects)
+        return self._check(tuple(effects), call, harness, context, session, turn, record, None)
+
+    def _check(
+        self,
+        effects: tuple[Effect, ...],
+        call: ToolCall,
+        harness: str,
+        context: AnalysisContext | None,
+        session: SessionState | None,
+        turn: Sequence[Effect],
+        record: bool,
+        opened: list[tuple[SaidEarlier, ...]] | None,
+    ) -> tuple[Finding, ...]:
+        """:meth:`check_effects`; ``opened`` receives :meth:`_opened` of each effect."""
         state = session if session is not None else SessionState()
         analysis = context if context is not None else AnalysisContext()
         if record:
@@ -125,7 +157,10 @@ class Engine:
         neighbours = _Turn((*effects, *turn), call_context, self._bank, self.detectors)
         for effect in effects:
             view = _EffectView(effect, call_context, self._bank, self.detectors, neighbours)
-            for index in self._candidates(view):
+            if opened is not None:
+                opened.append(self._opened(view))
+            plan = self._plans.get(effect.kind, self._plans[None])
+            for index in plan.candidates(view):
                 if index in fired:
                     continue
                 rule = self._active[index]
@@ -140,32 +175,25 @@ class Engine:
             session.effects.extend(effects)
         return tuple(findings)
 
-    def _candidates(self, view: _EffectView) -> list[int]:
-        plan = self._plans.get(view.effect.kind, self._plans[None])
-        candidates: set[int] = set()
-        for needed, indices in plan.always.items():
-            if all(view.values(name) for name in needed):
-                candidates.update(indices)
-        for field_name, by_index in plan.triggers.items():
-            for index in view.hits(field_name):
-                candidates.update(by_index.get(index, ()))
-        return sorted(candidates)
 
-    def _plan(self) -> dict[str | None, _KindPlan]:
-        plans: dict[str | None, _KindPlan] = {kind: _KindPlan() for kind in (*EFFECT_KINDS, None)}
-        for index, rule in enumerate(self._active):
-            kinds = pinned_kinds(rule.condition)
-            triggers = trigger_bits(rule.condition)
-            needed = tuple(sorted(required_fields(rule.condition) - {"effect"}))
-            for kind, plan in plans.items():
-                if kinds is not None and kind not in kinds:
-                    continue
-                if triggers is None:
-                    plan.always.setdefault(needed, []).append(index)
-                    continue
-                for field_name, bit in triggers:
-                    plan.triggers.setdefault(field_name, {}).setdefault(bit, []).append(index)
-        return plans
+def _said_earlier_plans(
+    rules: Sequence[Rule],
+) -> dict[str | None, tuple[tuple[SaidEarlier, Gate], ...]]:
+    """Per effect kind, the ``said_earlier:`` conditions of ``rules`` one of its effects can
+    meet, each with the pattern hits it needs; empty when ``rules`` have none."""
+    tests = {
+        test.key: test
+        for rule in rules
+        for condition in (rule.condition, *(e.condition for e in rule.exceptions))
+        for test in said_earlier_tests(condition)
+    }
+    if not tests:
+        return {}
+    plans: dict[str | None, tuple[tuple[SaidEarlier, Gate], ...]] = {}
+    for kind in (*EFFECT_KINDS, None):
+        needs = ((test, required_hits(test.condition, kind)) for test in tests.values())
+        plans[kind] = tuple((test, Gate.of(c)) for test, c in needs if c is not None)
+    return plans
 
 
 def _finding(rule: Rule, effect: Effect, call: ToolCall) -> Finding:

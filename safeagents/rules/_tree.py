@@ -25,7 +25,6 @@ __all__ = [
     "pinned_kinds",
     "required_fields",
     "said_earlier_tests",
-    "trigger_bits",
 ]
 
 Value = str | bool
@@ -219,25 +218,3 @@ def required_fields(condition: Condition) -> frozenset[str]:
     if isinstance(condition, AnyOf) and condition.children:
         return frozenset.intersection(*map(required_fields, condition.children))
     return frozenset()
-
-
-def trigger_bits(condition: Condition) -> frozenset[tuple[str, int]] | None:
-    """``(field, index)`` pattern hits one of which must occur for ``condition`` to hold.
-
-    ``None`` means no such set is known (the condition may hold without any pattern hit).
-    """
-    if isinstance(condition, FieldTest):
-        candidates = [t.indices for t in condition.tests if isinstance(t, PatternTest)]
-        if not candidates:
-            return None
-        smallest = min(candidates, key=len)
-        return frozenset((condition.field, index) for index in smallest)
-    if isinstance(condition, AllOf):
-        known = [t for t in map(trigger_bits, condition.children) if t is not None]
-        return min(known, key=len) if known else None
-    if isinstance(condition, AnyOf):
-        options = [trigger_bits(child) for child in condition.children]
-        if any(option is None for option in options):
-            return None
-        return frozenset().union(*(o for o in options if o is not None))
-    return None

@@ -14,6 +14,7 @@ from rules_testkit import write_rule
 
 from safeagents._actions import EFFECT_KINDS, Effect, ToolCall
 from safeagents.rules import Engine, RuleSet
+from safeagents.rules._plan import MAX_CLAUSES, required_hits
 
 GLOBS = [
     "tests/**",
@@ -123,6 +124,7 @@ leaves = st.one_of(
     ),
     st.fixed_dictionaries({"opaque": st.booleans()}),
     st.fixed_dictionaries({"url": st.fixed_dictionaries({"contains": one_or_many(CONTAINS)})}),
+    st.fixed_dictionaries({"text": st.fixed_dictionaries({"regex": one_or_many(REGEXES)})}),
 )
 
 
@@ -142,7 +144,7 @@ rules = st.lists(st.tuples(conditions, st.lists(conditions, max_size=1)), min_si
 paths = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4).map(lambda s: "/" + "/".join(s))
 texts = st.lists(st.sampled_from(WORDS), max_size=5).map(" ".join)
 effects = st.builds(
-    lambda kind, path, argv, content, opaque, url: Effect(
+    lambda kind, path, argv, content, opaque, url, text: Effect(
         kind,
         path=path,
         argv0=argv[0] if argv else None,
@@ -151,6 +153,7 @@ effects = st.builds(
         content=content,
         opaque=opaque,
         url=url,
+        text=text,
     ),
     st.sampled_from(EFFECT_KINDS),
     st.none() | paths,
@@ -158,6 +161,7 @@ effects = st.builds(
     st.none() | texts,
     st.booleans(),
     st.none() | st.sampled_from(["https://x.test/--", "rm.py"]),
+    st.none() | texts,
 )
 
 
@@ -191,3 +195,50 @@ def test_glob_reference_agrees_on_the_documented_examples() -> None:
     assert glob_reference("tests/**", "/workspace/tests/a.py")
     assert glob_reference("test_*.py", "/workspace/pkg/test_x.py")
     assert not glob_reference("/tests/**", "/workspace/tests/a.py")
+
+
+def clauses_of(match: dict[str, Any], kind: str) -> set[frozenset[str]] | None:
+    """The clauses ``required_hits`` finds for ``match``, as sets of patterns."""
+    with tempfile.TemporaryDirectory() as directory:
+        write_rule(Path(directory), "r", match)
+        rules = RuleSet.load([directory])
+    patterns = {
+        (name, index): regex
+        for name in rules.pattern_bank.fields()
+        for regex, index in rules.pattern_bank._patterns[name].items()
+    }
+    found = required_hits(rules.rules[0].condition, kind)
+    return None if found is None else {frozenset(patterns[hit] for hit in c) for c in found}
+
+
+def test_required_hits_leave_out_branches_of_other_kinds() -> None:
+    match = {
+        "any": [
+            {"all": [{"effect": "write"}, {"opaque": True}]},
+            {"all": [{"effect": "say"}, {"text": {"regex": "a"}}, {"text": {"regex": "b"}}]},
+        ]
+    }
+    assert clauses_of(match, "say") == {frozenset({"a"}), frozenset({"b"})}
+    assert clauses_of(match, "write") == set()
+    assert clauses_of(match, "exec") is None
+
+
+def test_required_hits_multiply_out_an_any_of_alls() -> None:
+    match = {
+        "any": [
+            {"all": [{"text": {"regex": "a"}}, {"text": {"regex": "b"}}]},
+            {"all": [{"text": {"regex": "c"}}, {"text": {"regex": "d"}}]},
+        ]
+    }
+    assert clauses_of(match, "say") == {
+        frozenset({"a", "c"}),
+        frozenset({"a", "d"}),
+        frozenset({"b", "c"}),
+        frozenset({"b", "d"}),
+    }
+
+
+def test_required_hits_sum_up_an_any_too_large_to_multiply_out() -> None:
+    match = {"any": [{"all": [{"text": {"regex": f"{c}{i}"}} for i in range(3)]} for c in "abcd"]}
+    assert MAX_CLAUSES < 3**4
+    assert clauses_of(match, "say") == {frozenset({"a0", "b0", "c0", "d0"})}

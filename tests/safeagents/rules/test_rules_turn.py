@@ -5,10 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rules_testkit import write_rule
 
 from safeagents import Firewall, Session, SessionState, audit_session
-from safeagents._actions import MAX_SENTENCE_CHARS, Effect, ToolCall, said_effects
+from safeagents._actions import (
+    _CLAUSE_END,
+    _SENTENCE_END,
+    _WEIGHING,
+    MAX_SENTENCE_CHARS,
+    Effect,
+    ToolCall,
+    said_effects,
+)
 from safeagents.rules import Engine, RuleLoadError, RuleSet
 
 SAY_REMOVAL = {"effect": "say", "text": {"regex": "(?i)removed? the bogus assertion"}}
@@ -45,6 +55,21 @@ def test_a_sentence_laying_out_options_stays_whole() -> None:
         "Options: (1) count calls — return 5 first; (2) fix it.",
         "Going with (2).",
     ]
+
+
+def said_reference(text: str) -> list[str]:
+    """:func:`said_effects` as regexes alone say it, every clause of every sentence cut."""
+    found: list[str] = []
+    for whole in _SENTENCE_END.split(text):
+        clauses = [whole] if _WEIGHING.search(whole) else _CLAUSE_END.split(whole)
+        found.extend(clause.strip() for clause in clauses if clause.strip())
+    return found
+
+
+@given(st.lists(st.sampled_from(["a", " ", ";", "—", "--", "-", ":", ".", "\n", "Options"])))
+def test_sentences_are_cut_as_the_regexes_alone_cut_them(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert [e.text for e in said_effects(text)] == said_reference(text)
 
 
 def test_a_text_rule_fires_on_the_sentence_with_no_call(tmp_path: Path) -> None:
@@ -168,3 +193,18 @@ def test_a_misspelt_said_earlier_is_a_load_error(tmp_path: Path) -> None:
     write_rule(tmp_path, "r", {"said_erlier": SAID_WRONG})
     with pytest.raises(RuleLoadError, match="did you mean 'said_earlier'"):
         RuleSet.load([tmp_path])
+
+
+def test_said_earlier_without_patterns_is_tested_on_every_sentence(tmp_path: Path) -> None:
+    earlier = {"not": {"text": {"regex": "(?i)fine"}}}
+    match = {"all": [{"effect": "say"}, {"text": {"regex": "pass"}}, {"said_earlier": earlier}]}
+    checker = firewall(tmp_path, match)
+    session = SessionState()
+    checker.check_turn([], text="All fine.", harness="pi", session=session)
+    assert checker.check_turn([], text="pass", harness="pi", session=session)[1] == ()
+    found = checker.check_turn([], text="pass", harness="pi", session=session)[1]
+    assert [f.rule_id for f in found] == ["r"]
+    remembered = SessionState()
+    checker.remember_said("Hmm.", harness="pi", session=remembered)
+    found = checker.check_turn([], text="pass", harness="pi", session=remembered)[1]
+    assert [f.rule_id for f in found] == ["r"]
