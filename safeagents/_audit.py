@@ -192,8 +192,8 @@ def audit_session(
         calls = list(_calls_of(message))
         if not calls and text_mode is not None:
             calls = [
-                replace(call, id=f"text-{report.tool_calls}")
-                for call in text_mode.text_calls(_text(message.get("content")))
+                replace(call, id=f"text-{report.tool_calls + index}")
+                for index, call in enumerate(text_mode.text_calls(_text(message.get("content"))))
             ]
             observation = bool(calls)
         verdicts, spoken = firewall.check_turn(

@@ -25,6 +25,9 @@ class Harness:
     """Other names users may give with ``--harness`` (``claude`` for ``claude-code``)."""
     tools: ClassVar[frozenset[str]] = frozenset()
     """Tool names this harness offers; used to detect the harness from a request."""
+    text_mode: ClassVar[bool] = False
+    """It can run actions written in a reply (:meth:`text_calls`): the proxy checks a reply
+    without tool calls for them, and takes a request of it offering no tools for its main line."""
 
     def effects(self, call: ToolCall, ctx: AnalysisContext) -> list[Effect] | None:
         raise NotImplementedError("The 'effects' method must be implemented.")
@@ -54,6 +57,17 @@ class Harness:
         """The calls a reply makes in its words, for a harness whose text mode runs actions
         written in the reply (mini-swe-agent's fenced ``bash`` block); ``[]`` by default."""
         return []
+
+    def text_rewrite(self, text: str, message: str) -> str | None:
+        """``text``, a reply whose :meth:`text_calls` are blocked, with them replaced by an
+        action that shows ``message`` and fails (text mode's :meth:`rewrite`); ``None`` if it
+        cannot be (the proxy then re-asks)."""
+        return None
+
+    def text_stop(self, message: str) -> str | None:
+        """A text-mode reply whose action shows ``message`` and ends the harness's run (the
+        proxy's ``stop`` strategy); ``None`` if there is none (the reply is ``message``)."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

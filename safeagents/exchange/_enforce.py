@@ -13,6 +13,7 @@ from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.exchange._history import HistoryCache
 from safeagents.exchange._offload import CallChecks
+from safeagents.exchange._text_mode import ending, observed_items, reply_calls, rewritten
 from safeagents.exchange._upstream import Upstream, UpstreamError, UpstreamStatus
 from safeagents.protocols import said_text
 from safeagents.rules import CallVerdict, Finding
@@ -60,8 +61,9 @@ class Enforcer:
 
     def _state(self, ex: Exchange) -> SessionState:
         # what ran is the harness's own conversation, not the spliced one
+        slot = (ex.session_id, ex.plan.kind)
         return self.history.state(
-            (ex.session_id, ex.plan.kind), ex.dialect, ex.body, ex.info, ex.harness, ex.analysis
+            slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis, ex.text_mode
         )
 
     def revealed(self, ex: Exchange) -> tuple[Finding, ...]:
@@ -76,8 +78,9 @@ class Enforcer:
         """The firewall's verdict on every tool call of ``response``, in order (big calls off
         the event loop, under a time budget: see :class:`CallChecks`), and its findings on
         the answer's text. A text finding belongs to every call of the turn (so a ``reject``
-        among them stops them all) and is also returned apart, for a turn without calls."""
-        calls = ex.dialect.tool_calls(response)
+        among them stops them all) and is also returned apart, for a turn without calls. An
+        answer without tool calls to a text-mode harness makes the calls its words hold."""
+        calls = ex.dialect.tool_calls(response) or reply_calls(ex, response)
         text = "\n".join(said_text(message) for message in ex.dialect.response_messages(response))
         said = self.firewall.said(text)
         if not calls and not said:
@@ -112,7 +115,7 @@ class Enforcer:
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
         slot = (ex.session_id, ex.plan.kind)
-        history = self.history.unseen_calls(slot, ex.dialect, ex.body, ex.info)
+        history = self.history.unseen_calls(slot, ex.dialect, ex.body, ex.info, ex.text_mode)
         await self.checks.learn(history, harness=ex.harness, context=ex.analysis)
         late = self.revealed(ex)
         if late and reported is not None:
@@ -150,32 +153,75 @@ class Enforcer:
             if self.config.strategy == "stop":
                 decision.stopped = True
                 text = "safeagents stopped this run.\n\n" + "\n".join(rejections.values())
-                return _deliver(decision, attempt, ex.dialect.text_response(ex.info, text))
-            if self.config.strategy == "rewrite":
-                response = self._rewrite(ex, response, blocked, rejections, decision)
-                if not rejections:
-                    return _deliver(decision, attempt, response)
-            calls = ex.dialect.tool_calls(response)
-            allowed = [call.id for call in calls if call.id not in rejections]
-            if allowed:
-                withheld = ex.dialect.calls_only(ex.dialect.without_calls(response, allowed))
-                self._hide(ex, decision, ex.dialect.hidden_items(withheld, rejections))
-                delivered = ex.dialect.without_calls(response, rejections)
+                return _deliver(decision, attempt, ending(ex, text))
+            if ex.dialect.tool_calls(response):
+                forwarded = attempt is first and text_forwarded
+                delivered, pair = self._withhold_calls(
+                    ex, response, blocked, rejections, decision, text_forwarded=forwarded
+                )
+            else:  # a text-mode action: the answer's words are the call
+                delivered, pair = self._withhold_text(ex, response, blocked, rejections, decision)
+            if delivered is not None:
                 return _deliver(decision, attempt, delivered)
-            shown = response
-            if attempt is first and text_forwarded:
-                shown = ex.dialect.calls_only(response)  # its text already reached the harness
-            pair = ex.dialect.hidden_items(shown, rejections)
-            self._hide(ex, decision, pair)
             if decision.reasks >= self.config.max_reasks:
                 text = _exhausted_text(decision.reasks + 1, rejections.values())
-                return _deliver(decision, attempt, ex.dialect.text_response(ex.info, text))
+                return _deliver(decision, attempt, ending(ex, text))
             end = ex.dialect.parse_request(body).message_count
             body = ex.dialect.splice(body, end, pair)
             decision.reasks += 1
             if before_reask is not None:
                 await before_reask(decision.attempts)
             attempt = await self._reask(ex, body, decision)
+
+    def _withhold_calls(
+        self,
+        ex: Exchange,
+        response: JSONObject,
+        blocked: Sequence[CallVerdict],
+        rejections: dict[str, str],
+        decision: Decision,
+        *,
+        text_forwarded: bool,
+    ) -> tuple[JSONObject | None, list[JSONObject]]:
+        """The answer to deliver without the blocked calls (rewritten, or the others kept), or
+        ``None`` and the hidden pair to re-ask with."""
+        if self.config.strategy == "rewrite":
+            response = self._rewrite(ex, response, blocked, rejections, decision)
+            if not rejections:
+                return response, []
+        calls = ex.dialect.tool_calls(response)
+        allowed = [call.id for call in calls if call.id not in rejections]
+        if allowed:
+            withheld = ex.dialect.calls_only(ex.dialect.without_calls(response, allowed))
+            self._hide(ex, decision, ex.dialect.hidden_items(withheld, rejections))
+            return ex.dialect.without_calls(response, rejections), []
+        shown = response
+        if text_forwarded:
+            shown = ex.dialect.calls_only(response)  # its text already reached the harness
+        pair = ex.dialect.hidden_items(shown, rejections)
+        self._hide(ex, decision, pair)
+        return None, pair
+
+    def _withhold_text(
+        self,
+        ex: Exchange,
+        response: JSONObject,
+        blocked: Sequence[CallVerdict],
+        rejections: dict[str, str],
+        decision: Decision,
+    ) -> tuple[JSONObject | None, list[JSONObject]]:
+        """Text mode's :meth:`_withhold_calls`: the answer with its action rewritten (whose
+        original goes back in later requests), or ``None`` and the hidden pair of the answer
+        and its rejection as the observation."""
+        message = "\n".join(dict.fromkeys(rejections.values()))
+        if self.config.strategy == "rewrite":
+            done = rewritten(ex, response, blocked[0].call.id, message)
+            if done is not None:
+                decision.hidden.append(done[1])
+                return done[0], []
+        pair = observed_items(ex, response, message)
+        self._hide(ex, decision, pair)
+        return None, pair
 
     def _rewrite(
         self,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from safeagents._actions import AnalysisContext
+from safeagents._harness import Harness
 from safeagents.exchange._sessions import RequestPlan
 from safeagents.exchange._upstream import UpstreamError
 from safeagents.protocols import ChatBridge, Dialect, RequestInfo, Sampling
@@ -46,6 +47,8 @@ class Exchange:
     """The training session's sampling parameters, enforced on every upstream request."""
     capture: bool = False
     """The upstream is asked for token ids and logprobs."""
+    text_mode: Harness | None = None
+    """The harness that may run an action written in a reply (see ``_text_mode``)."""
 
     @property
     def upstream_payload(self) -> bytes:

@@ -21,6 +21,7 @@ import anyio
 from safeagents.exchange._enforce import FindingKey, finding_key
 from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeFailed
 from safeagents.exchange._services import Services
+from safeagents.exchange._text_mode import ending
 from safeagents.exchange._upstream import UpstreamError
 from safeagents.store import TurnStatus
 
@@ -107,7 +108,7 @@ class Outcome:
     async def stopped(self) -> dict[str, Any]:
         """Record and return the answer a stopped run gets without reaching the upstream."""
         ex = self.ex
-        delivered = ex.dialect.text_response(ex.info, STOPPED_TEXT)
+        delivered = ending(ex, STOPPED_TEXT)
         self.first.finish(None)
         self.first.delivered = delivered
         if not self.claimed:

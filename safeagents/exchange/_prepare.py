@@ -16,6 +16,7 @@ from safeagents.exchange._exchange import Exchange
 from safeagents.exchange._identity import resolve_identity, root_key
 from safeagents.exchange._services import Services
 from safeagents.exchange._sessions import plan_request
+from safeagents.exchange._text_mode import text_harness
 from safeagents.protocols import (
     CHAT,
     ChatBridge,
@@ -57,8 +58,10 @@ async def prepare_exchange(
     identity = resolve_identity(path_id, headers, root)
     session_id = identity.id
     live = await services.store.live_state(session_id)
-    plan = plan_request(dialect, body, info, live.session, live.hidden, root)
     harness = _harness(services, info, live.session, headers.get(HARNESS_HEADER))
+    text_mode = text_harness(services.firewall.registry, dialect, info, harness)
+    known = text_mode is not None and text_mode.name == harness  # not a guess for a stranger
+    plan = plan_request(dialect, body, info, live.session, live.hidden, root, text_mode=known)
     upstream_body = plan.upstream_body
     target = await services.aliases.target(harness, live.aliases_version)
     if target is not None and upstream_body.get("model") != target:
@@ -90,6 +93,7 @@ async def prepare_exchange(
         bridge=bridge,
         sampling=sampling,
         capture=services.config.capture_tokens,
+        text_mode=text_mode,
     )
 
 

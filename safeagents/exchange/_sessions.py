@@ -35,11 +35,17 @@ def _extends(info: RequestInfo, count: int, key: str) -> bool:
 
 
 def classify(
-    info: RequestInfo, body: Mapping[str, Any], session: SessionRecord | None, root: str
+    info: RequestInfo,
+    body: Mapping[str, Any],
+    session: SessionRecord | None,
+    root: str,
+    *,
+    text_mode: bool = False,
 ) -> Literal["main", "side"]:
-    """Main: offers tools and continues the session's main line (or restarts it from the same
-    root after compaction). Side: titles, summaries, sub-agents, anything without tools."""
-    if not info.has_tools or body.get("tool_choice") == "none":
+    """Main: offers tools (or comes from a harness in text mode, which offers none) and
+    continues the session's main line (or restarts it from the same root after compaction).
+    Side: titles, summaries, sub-agents, anything else without tools."""
+    if (not info.has_tools and not text_mode) or body.get("tool_choice") == "none":
         return "side"
     if session is None or session.main_count < 0:
         return "main"
@@ -82,8 +88,10 @@ def plan_request(
     session: SessionRecord | None,
     hidden: Sequence[HiddenEntry],
     root: str,
+    *,
+    text_mode: bool = False,
 ) -> RequestPlan:
-    kind = classify(info, body, session, root)
+    kind = classify(info, body, session, root, text_mode=text_mode)
     upstream_body, spliced = splice_hidden(dialect, body, info, hidden)
     anchor = info.conversation_key(info.message_count)
     return RequestPlan(

@@ -188,10 +188,10 @@ async def settle_buffered(
 class StreamFilter:
     """``flow.response.stream`` for a streamed model answer.
 
-    Text goes to the harness as it arrives; tool calls are held until the stream ends,
-    then checked (and re-asked) on the engine's loop while mitmproxy waits, and the rest
-    of the stream is emitted for the answer the harness may see. In monitor mode the
-    upstream's bytes pass unchanged and the answer is only recorded.
+    Text goes to the harness as it arrives (unless a text-mode harness may run it); tool calls
+    are held until the stream ends, then checked (and re-asked) on the engine's loop while
+    mitmproxy waits, and the rest of the stream is emitted for the answer the harness may
+    see. In monitor mode the upstream's bytes pass unchanged and the answer is only recorded.
     """
 
     def __init__(self, engine: EngineThread, outcome: Outcome, wait_limit: float) -> None:
@@ -200,6 +200,7 @@ class StreamFilter:
         self.wait_limit = wait_limit
         self.raw = engine.config.mode == "monitor"
         self.assembler = outcome.ex.dialect.assembler(outcome.ex.info)
+        self.assembler.holds_text = outcome.ex.text_mode is not None
         self.forwarded = False
         self.ended = False
         self.limit = engine.config.response_limit

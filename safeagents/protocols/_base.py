@@ -53,6 +53,9 @@ class StreamAssembler(ABC):
 
     def __init__(self, request: RequestInfo | None = None) -> None:
         self.request = request
+        self.holds_text = False
+        """Hold the text too, for a harness that runs actions written in it (text mode: only
+        Chat Completions has one): nothing is forwarded before the answer is checked."""
         self._parser = SSEParser()
         self._error: StreamError | None = None
         self._held: bytearray | None = bytearray()

@@ -137,7 +137,38 @@ class ChatCompletions(Dialect):
         return result, originals
 
     def _restored(self, item: JSONObject, originals: Mapping[str, JSONObject]) -> JSONObject | None:
-        return restored_entries(item, "tool_calls", originals)
+        restored = restored_entries(item, "tool_calls", originals)
+        content = self.action_text(item)
+        if restored is not None or content is None:
+            return restored
+        for original in originals.values():
+            if original.get("replaced_by") == content and "content" in original:
+                return {**item, "content": original["content"]}
+        return None
+
+    def action_text(self, message: Any) -> str | None:
+        """The words of an assistant message (its content, not its reasoning), where a
+        text-mode harness reads its action; ``None`` for any other message."""
+        if as_dict(message).get("role") != "assistant":
+            return None
+        return part_text(message.get("content"))
+
+    def rewrite_content(
+        self, response: Mapping[str, Any], content: str
+    ) -> tuple[JSONObject, JSONObject]:
+        """A deep copy whose assistant message says ``content`` instead, and the original for
+        :meth:`restore_calls` (under the id of the text-mode call it replaces)."""
+        result = copy.deepcopy(dict(response))
+        message = _first_message(result)
+        original = {"content": copy.deepcopy(message.get("content")), "replaced_by": content}
+        message["content"] = content
+        return result, original
+
+    def observed_items(self, response: Mapping[str, Any], output: str) -> list[JSONObject]:
+        """The assistant turn of ``response`` and a user message with ``output``: a withheld
+        text-mode action and its observation, the hidden pair of a re-ask."""
+        content = _first_message(response).get("content")
+        return [{"role": "assistant", "content": content}, {"role": "user", "content": output}]
 
     def history_events(self, item: Any) -> Iterator[ToolCall | str]:
         role = as_dict(item).get("role")

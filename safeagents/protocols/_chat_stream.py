@@ -63,7 +63,8 @@ class _Sent:
 
 
 class ChatAssembler(StreamAssembler):
-    """Forwards role and text deltas; holds tool-call deltas, finish, usage and ``[DONE]``."""
+    """Forwards role and text deltas (unless :attr:`holds_text`); holds tool-call deltas,
+    finish, usage and ``[DONE]``."""
 
     def __init__(self, request: RequestInfo | None = None) -> None:
         super().__init__(request)
@@ -88,8 +89,8 @@ class ChatAssembler(StreamAssembler):
             error = chunk["error"]
             message = as_dict(error).get("message") or error
             raise StreamError(f"upstream error in stream: {message}")
-        if not self._absorb(chunk):
-            return b""  # no role and no text: nothing of it goes out now
+        if not self._absorb(chunk) or self.holds_text:
+            return b""  # no role and no text (or text held): nothing of it goes out now
         return self._forward(chunk, event.raw)
 
     def _absorb(self, chunk: JSONObject) -> bool:

@@ -109,6 +109,7 @@ async def _events(outcome: Outcome, upstream: UpstreamResponse) -> AsyncGenerato
         assembler = ex.bridge.assembler(ex.info, ex.upstream_body)
     else:
         assembler = ex.dialect.assembler(ex.info)
+    assembler.holds_text = ex.text_mode is not None
     raw = services.config.mode == "monitor" and not services.config.translates
     held, forwarded, sent = b"", False, False
     async with outcome:  # a client gone, or a bug: recorded as it ends

@@ -1,7 +1,8 @@
 """A scripted model server speaking OpenAI Chat, OpenAI Responses and Anthropic Messages.
 
 It replays a :class:`Script` (say / shell / write / tool steps), rendering each step into
-the calling harness's own tool schema, and records every request it receives. Used by the
+the calling harness's own tool schema (or, for a script in text mode and a request without
+tools, into fenced ``bash`` blocks), and records every request it receives. Used by the
 end-to-end tests and the demo to drive real agent harnesses offline; the launch recipes
 (:func:`prepare_launch`, :func:`run_harness`) start those harnesses against any base URL.
 """

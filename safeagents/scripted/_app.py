@@ -18,7 +18,7 @@ from starlette.routing import Route
 from safeagents.scripted._chat import CHAT
 from safeagents.scripted._dialect import Dialect
 from safeagents.scripted._messages import MESSAGES, count_tokens
-from safeagents.scripted._render import RenderError, Turn, render_step
+from safeagents.scripted._render import RenderError, Turn, render_step, render_text_step
 from safeagents.scripted._responses import RESPONSES
 from safeagents.scripted._script import Script, ScriptError
 
@@ -130,9 +130,18 @@ class ScriptedModel:
             self._requests.append(request)
 
     def answer(self, dialect: Dialect, body: Mapping[str, Any]) -> Turn:
-        """The turn answering ``body``: a side reply without tools, else the scripted step."""
+        """The turn answering ``body``: a side reply without tools (a text-mode step, if the
+        script is in text mode), else the scripted step."""
         offered = dialect.offered_tools(body)
         script = self.script
+        if not offered and script.text_mode:
+            messages = body.get("messages")
+            replies = sum(
+                1
+                for message in (messages if isinstance(messages, list) else ())
+                if isinstance(message, Mapping) and message.get("role") == "assistant"
+            )
+            return render_text_step(*script.text_step_at(replies))
         if not offered or body.get("tool_choice") == "none":
             return Turn(script.side_text)
         index, step = script.step_at(dialect.tool_results(body))

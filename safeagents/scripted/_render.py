@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from safeagents.scripted._script import Action, Shell, Step, Tool, Write
 
-__all__ = ["OfferedTool", "RenderError", "RenderedCall", "Turn", "render_step"]
+__all__ = ["OfferedTool", "RenderError", "RenderedCall", "Turn", "render_step", "render_text_step"]
 
 ToolKind = Literal["function", "custom", "local_shell"]
 
@@ -185,3 +185,21 @@ def render_step(index: int, step: Step, offered: Sequence[OfferedTool]) -> Turn:
         for position, action in enumerate(step.actions)
     )
     return Turn(step.text, calls, index, step.thinking)
+
+
+def render_text_step(index: int, step: Step) -> Turn:
+    """Script step ``index`` in mini-swe-agent's text mode: its text, then one fenced ``bash``
+    block per action (more than one is the format error the harness runs nothing for)."""
+    blocks = [f"```bash\n{_text_command(action)}\n```" for action in step.actions]
+    text = "\n\n".join(part for part in (step.text, *blocks) if part)
+    return Turn(text, (), index, step.thinking)
+
+
+def _text_command(action: Action) -> str:
+    if isinstance(action, Shell):
+        return action.command
+    if isinstance(action, Write):
+        ending = "" if action.content.endswith("\n") else "\n"
+        quoted = shlex.quote(action.path)
+        return f"cat > {quoted} <<'SCRIPTED_EOF'\n{action.content}{ending}SCRIPTED_EOF"
+    raise RenderError(f"text mode runs shell commands, not the tool {action.name!r}")

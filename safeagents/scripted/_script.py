@@ -130,10 +130,14 @@ class Script:
     steps: tuple[Step, ...]
     finished_text: str = "The scripted session is over."
     side_text: str = "Scripted reply"
+    text_mode: bool = False
+    """A request without tools is answered in mini-swe-agent's text mode: the step its
+    assistant turns point at, its commands written as fenced ``bash`` blocks."""
 
     @classmethod
     def from_data(cls, data: Sequence[Mapping[str, Any] | str] | Mapping[str, Any]) -> Script:
-        """Build from a list of steps, or a mapping ``{steps: [...], finished_text, side_text}``."""
+        """Build from a list of steps, or a mapping ``{steps: [...], finished_text, side_text,
+        text_mode}``."""
         options: Mapping[str, Any] = {}
         if isinstance(data, Mapping):
             options = data
@@ -142,7 +146,7 @@ class Script:
             raise ScriptError("a script is a list of steps")
         steps = tuple(parse_step(raw, f"steps[{index}]") for index, raw in enumerate(data))
         extra = {key: str(options[key]) for key in ("finished_text", "side_text") if key in options}
-        return cls(steps, **extra)
+        return cls(steps, **extra, text_mode=bool(options.get("text_mode")))
 
     @classmethod
     def load(cls, path: str | Path) -> Script:
@@ -163,4 +167,11 @@ class Script:
             if start >= tool_results:
                 return index, step
             start += len(step.actions)
+        return len(self.steps), Step(text=self.finished_text)
+
+    def text_step_at(self, replies: int) -> tuple[int, Step]:
+        """The step answering a text-mode conversation holding ``replies`` assistant turns
+        (a proxy's hidden re-ask turn moves the script along too)."""
+        if replies < len(self.steps):
+            return replies, self.steps[replies]
         return len(self.steps), Step(text=self.finished_text)

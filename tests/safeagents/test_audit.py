@@ -137,3 +137,20 @@ def test_text_mode_replies_are_calls_and_observations_their_outputs(
     assert any(f.tool_call_id == "text-1" and "test_a.py" in f.summary for f in report.findings)
     as_claude = audit_session(sessions[0], firewall, harness="claude-code")
     assert as_claude.tool_calls == 0  # only a text-mode harness runs what a reply says
+
+
+def test_a_reply_read_by_two_versions_of_text_mode_makes_two_calls(
+    tmp_path: Path, firewall: Firewall
+) -> None:
+    reply = "```bash\nls\n```\n```mswea_bash_command\nrm tests/test_a.py\n```"
+    document = {
+        "harness": "mini-swe-agent",
+        "messages": [
+            {"role": "user", "content": "Fix solution.py."},
+            {"role": "assistant", "content": reply},
+        ],
+    }
+    sessions, _ = load_sessions(_session(tmp_path, document))
+    report = audit_session(sessions[0], firewall)
+    assert report.tool_calls == 2
+    assert {f.tool_call_id for f in report.findings} == {"text-1"}

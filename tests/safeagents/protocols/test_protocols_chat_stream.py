@@ -163,3 +163,18 @@ def test_json_split_over_several_data_lines() -> None:
         "finish_reason": None,
     }
     assert assembler.finish()["choices"][0]["message"]["content"] == "multi"
+
+
+def test_held_text_goes_out_only_with_the_tail() -> None:
+    stream = chunk(choice({"role": "assistant", "content": "THOUGHT: go.\n```bash\n"}))
+    stream += chunk(choice({"content": "rm -rf tests\n```"}, "stop")) + b"data: [DONE]\n\n"
+    assembler = CHAT.assembler()
+    assembler.holds_text = True
+    assert assembler.feed(stream) == b""
+    response = assembler.finish()
+    assert assembler.held_events() == stream  # unchanged, the upstream's own bytes
+    words = "THOUGHT: go.\n```bash\nprintf blocked\n```"
+    rewritten, _ = CHAT.rewrite_content(response, words)
+    assembled = CHAT.assembler()
+    assembled.feed(assembler.tail(rewritten))
+    assert assembled.finish()["choices"][0]["message"]["content"] == words

@@ -181,3 +181,33 @@ def test_a_thinking_step_answers_with_reasoning_before_its_text() -> None:
     assert reasoning == "Look first."
     first_text = next(i for i, d in enumerate(deltas) if d.get("content"))
     assert all(not d.get("reasoning") for d in deltas[first_text:])
+
+
+def test_a_text_mode_script_writes_its_commands_as_fenced_blocks() -> None:
+    script = Script.from_data(
+        {
+            "text_mode": True,
+            "steps": [
+                {"say": "THOUGHT: look.", "shell": "ls"},
+                {"write": {"path": "a b.py", "content": "x = 1"}},
+                {"parallel": [{"shell": "ls"}, {"shell": "pwd"}]},
+            ],
+        }
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix it"}]
+    with ScriptedServer(script) as running:
+        replies = []
+        for _ in range(4):
+            request = {"model": "m", "messages": messages}
+            reply = httpx.post(f"{running.base_url}/chat/completions", json=request).json()
+            replies.append(reply["choices"][0]["message"]["content"])
+            messages += [
+                {"role": "assistant", "content": replies[-1]},
+                {"role": "user", "content": "<returncode>0</returncode>"},
+            ]
+    assert replies == [
+        "THOUGHT: look.\n\n```bash\nls\n```",
+        "```bash\ncat > 'a b.py' <<'SCRIPTED_EOF'\nx = 1\nSCRIPTED_EOF\n```",
+        "```bash\nls\n```\n\n```bash\npwd\n```",
+        script.finished_text,
+    ]
