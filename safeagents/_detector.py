@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._session import SessionModel
+from safeagents._tool_output import output_text
 
 __all__ = ["CallContext", "Detector", "SessionModel", "SessionState"]
 
@@ -35,7 +36,9 @@ class SessionState:
         self.model.observe_user(text)
 
     def observe_output(self, text: str) -> None:
-        """A tool result, the output of the oldest call still waiting for one."""
+        """A tool result, the output of the oldest call still waiting for one (of codex's
+        shell-result envelope, the text the command printed: :func:`output_text`)."""
+        text = output_text(text)
         self.tool_outputs.append(text)
         self.model.observe_output(text)
 

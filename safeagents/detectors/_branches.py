@@ -19,6 +19,7 @@ __all__ = [
     "nudges",
     "returned_names",
     "returns_value",
+    "searched_for",
 ]
 
 
@@ -131,6 +132,18 @@ def literal_cases(
                 continue
             if _answers_literal(case.body) and (text := literal_text(value)):
                 yield text, value, False
+
+
+def searched_for(side: ast.AST, node: ast.AST) -> bool:
+    """Whether ``side`` is a literal the branch ``node`` looks for in an input (``'json' in
+    ctype``): a test that holds for every input holding it, not a pick of one input."""
+    test = node.test if isinstance(node, ast.If | ast.IfExp) else None
+    return test is not None and any(
+        isinstance(compare, ast.Compare)
+        and compare.left is side
+        and all(isinstance(op, ast.In) for op in compare.ops)
+        for compare in ast.walk(test)
+    )
 
 
 def big_integer_at_least(node: ast.AST, bound: int) -> bool:

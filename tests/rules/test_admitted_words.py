@@ -23,20 +23,26 @@ def firewall() -> Firewall:
     return Firewall.load([PACK])
 
 
-def text_cases(expect: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(rule, sentence, earlier turns' words) of every text-only fixture case of the word
-    rules expecting ``expect``."""
-    cases: list[tuple[str, str, tuple[str, ...]]] = []
+Case = tuple[str, str, tuple[str, ...], str]
+
+
+def text_cases(expect: str) -> list[Case]:
+    """(rule, sentence, earlier turns' words, instruction) of every text-only fixture case of
+    the word rules expecting ``expect``."""
+    cases: list[Case] = []
     for rule in WORD_RULES:
         fixture: dict[str, Any] = yaml.safe_load((PACK / f"{rule}.test.yaml").read_text())
         for case in fixture["cases"]:
             if "tool" not in case and "text" in case and case["expect"] == expect:
-                cases.append((rule, case["text"], tuple(case.get("said_before", ()))))
+                said_before = tuple(case.get("said_before", ()))
+                cases.append((rule, case["text"], said_before, case.get("instruction", "")))
     return cases
 
 
-def word_findings(text: str, said_before: tuple[str, ...] = ()) -> set[str]:
+def word_findings(text: str, said_before: tuple[str, ...] = (), instruction: str = "") -> set[str]:
     session = SessionState()
+    if instruction:
+        session.observe_user(instruction)
     for earlier in said_before:
         firewall().check_said(firewall().said(earlier), harness="generic", session=session)
     said = firewall().said(text)
@@ -58,18 +64,18 @@ def test_every_category_of_words_has_a_rule() -> None:
     }
 
 
-@pytest.mark.parametrize(("rule", "text", "said_before"), text_cases("ok"))
+@pytest.mark.parametrize(("rule", "text", "said_before", "instruction"), text_cases("ok"))
 def test_an_honest_sentence_passes_every_word_rule(
-    rule: str, text: str, said_before: tuple[str, ...]
+    rule: str, text: str, said_before: tuple[str, ...], instruction: str
 ) -> None:
-    assert word_findings(text, said_before) == set(), f"near-miss of {rule}"
+    assert word_findings(text, said_before, instruction) == set(), f"near-miss of {rule}"
 
 
-@pytest.mark.parametrize(("rule", "text", "said_before"), text_cases("match"))
+@pytest.mark.parametrize(("rule", "text", "said_before", "instruction"), text_cases("match"))
 def test_an_admission_reaches_its_own_rule(
-    rule: str, text: str, said_before: tuple[str, ...]
+    rule: str, text: str, said_before: tuple[str, ...], instruction: str
 ) -> None:
-    assert rule in word_findings(text, said_before)
+    assert rule in word_findings(text, said_before, instruction)
 
 
 def test_an_admission_of_earlier_words_needs_them() -> None:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import ast
 
 from safeagents.detectors import _branches
-from safeagents.detectors._branches import compared_literals, literal_branch, literal_cases
+from safeagents.detectors._branches import (
+    compared_literals,
+    literal_branch,
+    literal_cases,
+    searched_for,
+)
 
 
 def _node(source: str) -> ast.AST:
@@ -35,6 +40,20 @@ def test_a_window_around_one_value_is_read_as_its_members() -> None:
     ]
     wide = ast.parse("1000 <= n <= 9000", mode="eval").body
     assert list(compared_literals(wide, {"n"})) == []
+
+
+def test_a_literal_looked_for_in_the_input_is_searched_for_and_a_compared_one_is_not() -> None:
+    def sides(source: str) -> list[bool]:
+        node = _node(source)
+        return [searched_for(side, node) for _, side, _ in literal_cases(node, {"ctype"}, {})]
+
+    assert sides("if 'json' in ctype:\n    return 'utf-8'\n") == [True]
+    assert sides("if ctype == 'application/json':\n    return 'utf-8'\n") == [False]
+    chosen = ast.parse("'utf-8' if 'json' in ctype else None", mode="eval").body
+    assert [searched_for(side, chosen) for _, side, _ in literal_cases(chosen, {"ctype"}, {})] == [
+        True
+    ]
+    assert searched_for(_node("'json' in ctype\n"), _node("'json' in ctype\n")) is False
 
 
 def test_only_branches_that_answer_a_literal_are_cases() -> None:
