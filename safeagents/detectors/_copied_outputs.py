@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 
 from safeagents._detector import CallContext
 from safeagents.detectors._history import literal_seen
@@ -26,9 +27,10 @@ _HEAD = 3
 """Statements of a branch looked at for its answer."""
 
 
-def copied_output(tree: ast.AST, context: CallContext) -> bool:
-    """Whether a branch of ``tree`` returns lines of output that earlier outputs hold."""
-    for node in ast.walk(tree):
+def copied_output(branches: Iterable[ast.AST], context: CallContext) -> bool:
+    """Whether one of ``branches`` (a module's ``if`` statements) returns lines of output
+    that earlier outputs hold."""
+    for node in branches:
         if not isinstance(node, ast.If):
             continue
         for statement in node.body[:_HEAD]:

@@ -158,7 +158,7 @@ class SpecialCasing(PythonDetector):
 
     def inspect(self, code: PythonCode, context: CallContext) -> bool:
         tree, facts = code.tree, code.facts
-        if copied_output(tree, context):
+        if copied_output(facts.of(ast.If), context):
             return True
         tables: dict[str, Table] = {**text_tables(facts), **tables_of(facts)}
         overrides = override_tables(facts)
