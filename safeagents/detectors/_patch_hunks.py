@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["hunk_pieces"]
 
@@ -28,10 +28,13 @@ _MAX_TRAILING = 3
 _MAX_PIECES = 16
 
 
-def hunk_pieces(added: str, patches: Iterable[str]) -> list[str]:
+def hunk_pieces(
+    added: str, patches: Iterable[str], parses: Callable[[str], bool] | None = None
+) -> list[str]:
     """Pieces of the hunks of the first of ``patches`` that adds every line of ``added``,
-    when their new sides run together do not parse: each piece that parses and holds an
-    added line."""
+    when their new sides run together do not parse (``parses``: a cached parser's answer,
+    else a fresh parse): each piece that parses and holds an added line."""
+    parses = parses or _parses
     lines = {line for line in added.splitlines() if line.strip()}
     if not lines:
         return []
@@ -41,7 +44,7 @@ def hunk_pieces(added: str, patches: Iterable[str]) -> list[str]:
         hunks = list(_hunks(candidate))
         if not lines.issubset({line for _, new in hunks for line in new}):
             continue
-        if _parses("\n".join(line for hunk, _ in hunks for line in hunk)):
+        if parses("\n".join(line for hunk, _ in hunks for line in hunk)):
             return []  # one text after all: read whole elsewhere
         pieces = [
             piece

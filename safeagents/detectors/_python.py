@@ -223,7 +223,8 @@ def _hunk_pieces(effect: Effect, context: CallContext) -> list[str]:
     pieces: list[str] = []
     if effect.content is None and effect.added and len(effect.added) <= MAX_SOURCE_CHARS:
         patches = argument_strings(context.call.arguments)
-        pieces = hunk_pieces(effect.added, (p for p in patches if len(p) <= MAX_SOURCE_CHARS))
+        small = (p for p in patches if len(p) <= MAX_SOURCE_CHARS)
+        pieces = hunk_pieces(effect.added, small, lambda text: parse(text) is not None)
     _last_pieces = (effect, context, pieces)
     return pieces
 
