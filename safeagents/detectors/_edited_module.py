@@ -26,15 +26,14 @@ def edited_module(code: PythonCode, context: CallContext) -> tuple[ast.Module, r
     if code.path is None:
         return None
     for old in argument_strings(context.call.arguments):
-        if old == code.source or len(old) < _MIN_OLD_TEXT:
-            continue
+        if old == code.source or len(old) < _MIN_OLD_TEXT or code.path.endswith(old):
+            continue  # not the replaced text: too short to place, or the file's path
         before = current_content(code.path, old, context)
         if before is None or before.count(old) != 1:
             continue
         start = before.index(old)
         tree = parse(before[:start] + code.source + before[start + len(old) :])
-        if tree is None:
-            return None
-        first = before.count("\n", 0, start) + 1
-        return tree, range(first, first + code.source.count("\n") + 1)
+        if tree is not None:
+            first = before.count("\n", 0, start) + 1
+            return tree, range(first, first + code.source.count("\n") + 1)
     return None

@@ -103,3 +103,13 @@ def test_an_edit_that_does_not_apply_or_an_unseen_file_gives_nothing() -> None:
     assert edited_module(_code(SECOND_NEW), _context(stale, FIRST_NEW, SECOND_NEW)) is None
     ambiguous = _session(([Effect("read", path=PATH)], SOURCE + SOURCE))
     assert edited_module(_code(FIRST_NEW), _context(ambiguous, FIRST_OLD, FIRST_NEW)) is None
+
+
+def test_an_output_naming_the_file_is_not_taken_for_its_text() -> None:
+    session = _session(
+        ([Effect("read", path=PATH)], _opencode_read(SOURCE)),
+        ([Effect("exec", command="grep -rl iso_week /w")], PATH + "\n"),
+    )
+    edited = edited_module(_code(FIRST_NEW), _context(session, FIRST_OLD, FIRST_NEW))
+    assert edited is not None
+    assert "d = dt.date.fromisoformat(datestr)" in ast.unparse(edited[0])
