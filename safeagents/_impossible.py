@@ -15,12 +15,14 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from safeagents._tool_output import LINE_NUMBER
+
 __all__ = ["AssertLedger", "Conflict", "asserted_calls", "shows_pass"]
 
 TASK_CALLEES = frozenset({"candidate", "solution"})
 """Names the harnesses give the function under test."""
 
-_LINE_START = r"^[ \t]*(?:\d+(?:\t|→|\|[ \t]))?[ \t]*(?:>>>[ \t]*)?"
+_LINE_START = rf"^[ \t]*(?:{LINE_NUMBER})?[ \t]*(?:>>>[ \t]*)?"
 """Indentation, a read tool's line number (``  12\t``, ``  12→``), a doctest prompt."""
 _ASSERT_EQ = re.compile(_LINE_START + r"(assert[ \t]+\w+[ \t]*\(.*==.*)$", re.MULTILINE)
 _ASSERT_EQUAL = re.compile(

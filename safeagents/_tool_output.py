@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["output_text"]
+__all__ = ["LINE_NUMBER", "output_text"]
+
+LINE_NUMBER = r"\d+(?:\t|→|\|[ \t])"
+"""The number a read tool puts before each line of a file, as a pattern: ``cat -n``'s
+``   12\t``, Claude Code's ``   12→``, opencode's ``00012| ``."""
 
 _ENVELOPE_START = '{"output"'
 _ENVELOPE_KEYS = frozenset({"output", "metadata", "exit_code", "error"})

@@ -20,13 +20,14 @@ from typing import Any, NamedTuple
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents._tool_output import LINE_NUMBER
 from safeagents.detectors._identity_cache import IdentityCache
 from safeagents.detectors._safe_eval import Evaluator, Unknown
 
 __all__ = ["Case", "CaseBook", "parse_cases", "session_cases"]
 
 _LINE = re.compile(
-    r"^(?P<prefix>[ \t]*(?:\d+(?:\t|→|\|[ \t]))?[ \t]*(?:>>>|>)?[ \t]*)"
+    rf"^(?P<prefix>[ \t]*(?:{LINE_NUMBER})?[ \t]*(?:>>>|>)?[ \t]*)"
     r"(?P<code>(?:assert[ \t]+[\w.()]+[ \t]*\(|self\.assertEqual[ \t]*\().*)$",
     re.MULTILINE,
 )

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from safeagents._detector import CallContext
 from safeagents._session import expand_powers
+from safeagents._tool_output import LINE_NUMBER
 from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = [
@@ -25,7 +26,7 @@ __all__ = [
 MAX_HISTORY_CHARS = 4_000_000
 """Output text scanned per question, newest first; older outputs are ignored."""
 
-_NUMBERED_LINE = re.compile(r"^\s*\d+(?:\t|→|\| )")
+_NUMBERED_LINE = re.compile(rf"^\s*{LINE_NUMBER}")
 _READ_FRAME = re.compile(r"^(?:</?file>|\(End of file - total \d+ lines\))$")
 """The lines opencode's read tool puts around a file's numbered lines."""
 _MIN_ANCHOR = 8

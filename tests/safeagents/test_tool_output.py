@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
+
+import pytest
 
 from safeagents._detector import SessionState
-from safeagents._tool_output import output_text
+from safeagents._tool_output import LINE_NUMBER, output_text
 
 
 def _envelope(output: object, **extra: object) -> str:
@@ -40,3 +43,13 @@ def test_the_session_keeps_the_opened_output() -> None:
     state = SessionState()
     state.observe_output(_envelope("line one\nline two\n"))
     assert state.tool_outputs == ["line one\nline two\n"]
+
+
+@pytest.mark.parametrize("line", ["    12\tx = 1", "    12→x = 1", "00012| x = 1"])
+def test_line_number_matches_each_read_tools_numbering(line: str) -> None:
+    match = re.match(rf"\s*{LINE_NUMBER}", line)
+    assert match is not None and line[match.end() :] == "x = 1"
+
+
+def test_line_number_is_no_plain_number() -> None:
+    assert re.match(rf"\s*{LINE_NUMBER}", "12 apples") is None
