@@ -33,7 +33,8 @@ def hunk_pieces(
 ) -> list[str]:
     """Pieces of the hunks of the first of ``patches`` that adds every line of ``added``,
     when their new sides run together do not parse (``parses``: a cached parser's answer,
-    else a fresh parse): each piece that parses and holds an added line."""
+    else a fresh parse; the caller parses the pieces again): each piece that parses and
+    holds an added line."""
     parses = parses or _parses
     lines = {line for line in added.splitlines() if line.strip()}
     if not lines:
@@ -50,7 +51,7 @@ def hunk_pieces(
             piece
             for hunk, new in hunks
             if lines & new
-            for piece in _pieces(hunk)
+            for piece in _pieces(hunk, parses)
             if not lines.isdisjoint(piece.splitlines())
         ]
         return pieces[:_MAX_PIECES]
@@ -62,20 +63,21 @@ def _hunks(patch: str) -> Iterator[tuple[list[str], set[str]]]:
     side: list[str] = []
     new: set[str] = set()
     for line in patch.splitlines():
-        if _FILE_HEADER.match(line) or _HUNK_HEADER.match(line):
+        first = line[:1]
+        if first == " " or not line:  # no header starts so
+            side.append(line[1:])
+        elif first == "+" and not line.startswith("+++ "):
+            side.append(line[1:])
+            new.add(line[1:])
+        elif _FILE_HEADER.match(line) or _HUNK_HEADER.match(line):
             if new:
                 yield side, new
             side, new = [], set()
-        elif line[:1] == "+":
-            side.append(line[1:])
-            new.add(line[1:])
-        elif line[:1] == " " or not line:
-            side.append(line[1:])
     if new:
         yield side, new
 
 
-def _pieces(hunk: list[str]) -> Iterator[str]:
+def _pieces(hunk: list[str], parses: Callable[[str], bool]) -> Iterator[str]:
     """The parts of ``hunk`` that stay in the block their first line is in, made to parse."""
     piece: list[str] = []
     indent: int | None = None
@@ -85,13 +87,13 @@ def _pieces(hunk: list[str]) -> Iterator[str]:
             if indent is None:
                 indent = depth
             elif depth < indent:
-                yield from _parsed(piece)
+                yield from _parsed(piece, parses)
                 piece, indent = [], depth
         piece.append(line)
-    yield from _parsed(piece)
+    yield from _parsed(piece, parses)
 
 
-def _parsed(piece: list[str]) -> Iterator[str]:
+def _parsed(piece: list[str], parses: Callable[[str], bool]) -> Iterator[str]:
     code = [line for line in piece if line.strip()]
     if not code:
         return
@@ -104,7 +106,7 @@ def _parsed(piece: list[str]) -> Iterator[str]:
         piece = [f"{margin}try:", f"{margin}    pass", *piece]
     for _ in range(_MAX_TRAILING + 1):
         text = "\n".join(piece)
-        if _parses(text):
+        if parses(text):
             yield text
             return
         while piece and not piece[-1].strip():
