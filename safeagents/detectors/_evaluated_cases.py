@@ -103,8 +103,8 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
         )
         if fragment and not returns:
             returned = _ANY_NAME
-        scope = Scope(cases, params, constants, book.failed, returned, budget, _definitions(body))
-        scope.lines = lines
+        definitions = _definitions(body)
+        scope = Scope(cases, params, constants, book.failed, returned, budget, definitions, lines)
         envs: list[Env | None] = [_bound(params, case, constants) for case in cases]
         if _walk(body, envs, {p: frozenset({p}) for p in params}, scope):
             return True
