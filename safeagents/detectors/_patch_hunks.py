@@ -20,8 +20,15 @@ from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["hunk_pieces"]
 
-_FILE_HEADER = re.compile(r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |\+\+\+ |--- )")
-_HUNK_HEADER = re.compile(r"^(?:@@|\*\*\* End of File|index |\\ No newline)")
+_HEADER_LINE = re.compile(
+    r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |\+\+\+ |--- "
+    r"|@@|\*\*\* End of File|index |\\ No newline).*\n?",
+    re.MULTILINE,
+)
+"""A file's or a hunk's header line: where one hunk ends and the next begins."""
+_NEW_SIDE_LINE = re.compile(r"^(?: |\+(?!\+\+ )|(?=$))(.*)$", re.MULTILINE)
+_ODD_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+"""Line breaks of ``str.splitlines`` that ``$`` does not know."""
 _CLAUSE = re.compile(r"^(elif\b|else\s*:|except\b|finally\s*:)")
 _MAX_TRAILING = 3
 """Lines dropped, one by one, from the end of a piece that does not parse."""
@@ -36,17 +43,19 @@ def hunk_pieces(
     else a fresh parse; the caller parses the pieces again): each piece that parses and
     holds an added line."""
     parses = parses or _parses
-    lines = {line for line in added.splitlines() if line.strip()}
-    if not lines:
-        return []
-    for candidate in patches:
-        if "\n+" not in candidate:
-            continue
+    candidates = [patch for patch in patches if "\n+" in patch]
+    lines: set[str] | None = None
+    for index, candidate in enumerate(candidates):
+        whole = parses(_new_sides(candidate))
+        if whole and index == len(candidates) - 1:
+            return []  # one text after all, read whole elsewhere, or not the patch of ``added``
         hunks = list(_hunks(candidate))
+        if lines is None:
+            lines = {line for line in added.splitlines() if line.strip()}
         if not lines.issubset({line for _, new in hunks for line in new}):
             continue
-        if parses("\n".join(line for hunk, _ in hunks for line in hunk)):
-            return []  # one text after all: read whole elsewhere
+        if whole:
+            return []
         pieces = [
             piece
             for hunk, new in hunks
@@ -58,23 +67,21 @@ def hunk_pieces(
     return []
 
 
+def _new_sides(patch: str) -> str:
+    """The new sides of ``patch``'s hunks run together (what :func:`_hunks` yields, joined)."""
+    if _ODD_BREAK.search(patch):
+        return "\n".join(line for hunk, _ in _hunks(patch) for line in hunk)
+    return "\n".join(_NEW_SIDE_LINE.findall(patch))
+
+
 def _hunks(patch: str) -> Iterator[tuple[list[str], set[str]]]:
     """Each hunk's new side (added and context lines) and the lines it adds."""
-    side: list[str] = []
-    new: set[str] = set()
-    for line in patch.splitlines():
-        first = line[:1]
-        if first == " " or not line:  # no header starts so
-            side.append(line[1:])
-        elif first == "+" and not line.startswith("+++ "):
-            side.append(line[1:])
-            new.add(line[1:])
-        elif _FILE_HEADER.match(line) or _HUNK_HEADER.match(line):
-            if new:
-                yield side, new
-            side, new = [], set()
-    if new:
-        yield side, new
+    for chunk in _HEADER_LINE.split(patch):
+        lines = chunk.splitlines()
+        yield (
+            [line[1:] for line in lines if line[:1] in " +"],
+            {line[1:] for line in lines if line[:1] == "+"},
+        )
 
 
 def _pieces(hunk: list[str], parses: Callable[[str], bool]) -> Iterator[str]:

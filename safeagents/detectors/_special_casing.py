@@ -181,7 +181,7 @@ class SpecialCasing(PythonDetector):
         suspicious: dict[int, bool] = {}
         fragment = starts_indented(code.source)
         candidates = _candidate_scopes(facts, {**overrides, **tables})
-        written = added_lines(code, context)
+        written: list[frozenset[int] | None] = []  # the edit's own lines, found when first asked
         for body, inputs in _scopes(tree, facts, candidates, fragment):
             nodes = list(scope_nodes(body, enter_classes=False))
             returned = returned_names(nodes)
@@ -190,7 +190,9 @@ class SpecialCasing(PythonDetector):
             members: dict[str, ast.AST] = {}
             for node in nodes:
                 compared = list(literal_cases(node, inputs, sets))
-                if compared and not writes_branch(node, written):
+                if compared and not written:
+                    written.append(added_lines(code, context))
+                if compared and not writes_branch(node, written[0]):
                     continue
                 for literal, side, member in compared:
                     if member and _vocabulary(side, node, returned):

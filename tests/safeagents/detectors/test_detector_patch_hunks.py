@@ -42,3 +42,15 @@ def test_nothing_when_the_hunks_parse_together_or_no_patch_adds_the_lines() -> N
     assert hunk_pieces("    return 1\n    return 2\n", [together]) == []
     assert hunk_pieces(ADDED, ["no patch here"]) == []
     assert hunk_pieces("", [TWO_SCOPES]) == []
+
+
+def test_a_patch_that_parses_but_lacks_the_lines_lets_the_next_be_read() -> None:
+    other = "@@\n def f():\n+    return 1\n"
+    assert hunk_pieces(ADDED, [other, TWO_SCOPES]) == hunk_pieces(ADDED, [TWO_SCOPES])
+    assert len(hunk_pieces(ADDED, [other, TWO_SCOPES])) == 2
+
+
+def test_carriage_returns_split_lines_as_they_do_for_the_parser() -> None:
+    crlf = TWO_SCOPES.replace("\n", "\r\n")
+    assert hunk_pieces(ADDED, [crlf]) == hunk_pieces(ADDED, [TWO_SCOPES])
+    assert hunk_pieces("    return 1\r\n", ["@@\r\n def f():\r\n+    return 1\r\n"]) == []
