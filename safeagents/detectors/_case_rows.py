@@ -138,7 +138,7 @@ def _table_above(lines: list[str], row: Row) -> bool | None:
     depth, containers = 0, 0
     for line in reversed(lines[max(0, start - _MAX_WALK) : start]):
         code = _STRING.sub('""', line)
-        depth += _depth_change(code)
+        depth += _depth_change(line)
         if depth > 0:
             if _OPENER.search(code):
                 return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 __all__ = ["loosened", "newly_defused", "without_tolerances"]
 
@@ -177,7 +178,9 @@ def _place(parent: ast.AST, child: ast.expr) -> str:
     return _OTHER_PLACE
 
 
+@lru_cache(maxsize=256)
 def _statement(item: str) -> ast.stmt | None:
+    """The one statement ``item`` is (cached: each gained item is asked of every lost one)."""
     try:
         body = ast.parse(item).body
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
