@@ -214,11 +214,12 @@ def audit_session(
 
 
 def _harness(firewall: Firewall, name: str) -> Harness | None:
-    """The plugin named ``name``, whose text mode may make calls in a reply's words."""
+    """The plugin named ``name`` when it has a text mode (calls in a reply's words)."""
     try:
-        return firewall.registry.harness(name)
+        plugin = firewall.registry.harness(name)
     except UnknownHarnessError:
         return None
+    return plugin if plugin.text_mode else None
 
 
 def _detect_harness(firewall: Firewall, session: Session, calls: list[ToolCall]) -> str:
