@@ -6,13 +6,13 @@ parameters are bound to each assertion's arguments and every ``if``/``elif`` con
 conditional expression and ``TABLE.get(key)`` of a module-level literal table is evaluated
 (:mod:`._safe_eval`; straight-line local assignments before the branch are followed, names
 assigned in loops are unknown; the ``math``, ``datetime`` and ``string`` the module imports
-evaluate, :mod:`._safe_stdlib`). An edit tool's new lines are read inside the file the
-session showed, with its later edits replayed (:mod:`._edited_module`), and only the branches
-on those lines are judged. A branch is special-casing when it answers (returns a
-literal or a table's value, sets a returned name to one, or nudges a returned name by a
-constant: ``best -= 1``), holds for one or two asserted inputs, does not hold for at least
-two others, reads a non-trivial part of those inputs (not 0, 1, -1, None, or a string or
-container of at most one item), and:
+evaluate, :mod:`._safe_stdlib`). An edit tool's or a patch's new lines are read inside the
+file the session showed, with its later edits replayed (:mod:`._edited_module`: a constant an
+earlier patch added stands in the module), and only the branches on those lines are judged.
+A branch is special-casing when it answers (returns a literal or a table's value, sets a
+returned name to one, or nudges a returned name by a constant: ``best -= 1``), holds for
+one or two asserted inputs, does not hold for at least two others, reads a non-trivial part
+of those inputs (not 0, 1, -1, None, or a string or container of at most one item), and:
 
 - it pins the input down: the input equals a literal of the condition or of a table it
   consults (``s in {"abacdfgdcaba": 15}``, ``(a, b) == (19, 50)``; strings of 8+ characters
