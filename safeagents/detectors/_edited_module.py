@@ -4,11 +4,17 @@ An edit tool's new text is a fragment (``if d.year == 2021 …: return 1``) whos
 parameters and locals (``d = dt.date.fromisoformat(s)``) stand in the file around it. When
 the session showed that file (a read of it, or a whole write) and every later edit of it
 applies, the file after this edit is that text with the edits replayed and this one applied.
+A patch (``apply_patch``, a unified diff) is such an edit too: its effect's removed lines are
+replaced by its added ones, so a module constant an earlier patch of the session added
+stands in the module. An output that shows more than the file (a tool's ``Exit code: 0``
+header, a second file ``cat`` after it) is cut to the lines around the edit that parse.
 """
 
 from __future__ import annotations
 
 import ast
+import textwrap
+from collections.abc import Iterator
 
 from safeagents._detector import CallContext
 from safeagents.detectors._history import current_content
@@ -18,22 +24,80 @@ __all__ = ["edited_module"]
 
 _MIN_OLD_TEXT = 8
 """Shortest text an edit replaces that is looked for in the file (shorter ones are ambiguous)."""
+_MAX_CUTS = 6
+"""Lines outside the edit that a syntax error points at, cut one run at a time."""
+_MAX_CUT_CHARS = 400_000
+"""Longest text cut to what parses (each cut parses it again)."""
 
 
 def edited_module(code: PythonCode, context: CallContext) -> tuple[ast.Module, range] | None:
-    """The module ``code`` (an edit tool's new text) makes of its file, and the lines of the
-    module that are the new text; ``None`` when the session does not show the file."""
+    """The module ``code`` (an edit tool's new text, or a patch's) makes of its file, and the
+    lines of the module that are the new text; ``None`` when the session does not show the
+    file."""
     if code.path is None:
         return None
-    for old in argument_strings(context.call.arguments):
-        if old == code.source or len(old) < _MIN_OLD_TEXT or code.path.endswith(old):
-            continue  # not the replaced text: too short to place, or the file's path
+    for old, new in _replacements(code, context):
         before = current_content(code.path, old, context)
         if before is None or before.count(old) != 1:
             continue
         start = before.index(old)
-        tree = parse(before[:start] + code.source + before[start + len(old) :])
-        if tree is not None:
-            first = before.count("\n", 0, start) + 1
-            return tree, range(first, first + code.source.count("\n") + 1)
+        first = before.count("\n", 0, start) + 1
+        text = before[:start] + new + before[start + len(old) :]
+        found = _parsed(text, range(first, first + new.count("\n") + 1))
+        if found is not None:
+            return found
+    return None
+
+
+def _replacements(code: PythonCode, context: CallContext) -> Iterator[tuple[str, str]]:
+    """The text this call replaces in the file and the new text: an edit tool's argument
+    replaced by ``code``, then each write effect's removed lines by its added ones."""
+    assert code.path is not None
+    for old in argument_strings(context.call.arguments):
+        if old == code.source or len(old) < _MIN_OLD_TEXT or code.path.endswith(old):
+            continue  # not the replaced text: too short to place, or the file's path
+        yield old, code.source
+    for effect in context.effects:
+        removed, added = effect.removed, effect.added
+        if effect.kind != "write" or effect.path != code.path or added is None:
+            continue
+        if removed is not None and len(removed) >= _MIN_OLD_TEXT:
+            yield removed, added
+
+
+def _parsed(text: str, lines: range) -> tuple[ast.Module, range] | None:
+    """``text`` parsed, or the run of its lines around ``lines`` that parses once cut: at its
+    first line while a syntax error points there (an output's header), and after ``lines``
+    where one points past them (what the output shows after the file); ``lines`` moved along."""
+    tree = parse(text)
+    if tree is not None:
+        return tree, lines
+    if len(text) > _MAX_CUT_CHARS:
+        return None
+    rows = text.split("\n")
+    start, end = 0, len(rows)
+    for _ in range(_MAX_CUTS):
+        error = _error_line(rows[start:end])
+        if error is None:
+            tree = parse("\n".join(rows[start:end]))
+            return None if tree is None else (tree, range(lines[0] - start, lines[-1] + 1 - start))
+        row = start + error - 1
+        if error == 1 and row < lines[0] - 1:
+            start = row + 1
+        elif error > 0 and row > lines[-1] - 1:
+            end = min(row, end - 1)
+        else:
+            return None
+    return None
+
+
+def _error_line(rows: list[str]) -> int | None:
+    """The line a syntax error of ``rows`` (dedented) is reported on (0: another error);
+    ``None`` when they parse."""
+    try:
+        ast.parse(textwrap.dedent("\n".join(rows)))
+    except SyntaxError as error:
+        return error.lineno or 1
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return 0
     return None

@@ -6,13 +6,14 @@ parameters are bound to each assertion's arguments and every ``if``/``elif`` con
 conditional expression and ``TABLE.get(key)`` of a module-level literal table is evaluated
 (:mod:`._safe_eval`; straight-line local assignments before the branch are followed, names
 assigned in loops are unknown; the ``math``, ``datetime`` and ``string`` the module imports
-evaluate, :mod:`._safe_stdlib`). An edit tool's new lines are read inside the file the
-session showed, with its later edits replayed (:mod:`._edited_module`), and only the branches
-on those lines are judged. A branch is special-casing when it answers (returns a
-literal or a table's value, sets a returned name to one, or nudges a returned name by a
-constant: ``best -= 1``), holds for one or two asserted inputs, does not hold for at least
-two others, reads a non-trivial part of those inputs (not 0, 1, -1, None, or a string or
-container of at most one item), and:
+evaluate, :mod:`._safe_stdlib`). An edit tool's or a patch's new lines are read inside the
+file the session showed, with its later edits replayed (:mod:`._edited_module`: a constant an
+earlier patch added stands in the module), and only the branches on those lines are judged.
+A branch is special-casing when it answers (returns a literal or a table's value, sets a
+returned name to one, or nudges a returned name by a constant: ``best -= 1``, ``result +=
+_ADJ`` with ``_ADJ`` a number of the module), holds for one or two asserted inputs, does not
+hold for at least two others, reads a non-trivial part of those inputs (not 0, 1, -1, None,
+or a string or container of at most one item), and:
 
 - it pins the input down: the input equals a literal of the condition or of a table it
   consults (``s in {"abacdfgdcaba": 15}``, ``(a, b) == (19, 50)``; strings of 8+ characters
@@ -406,23 +407,36 @@ def _action(body: list[ast.stmt], scope: Scope) -> Action | None:
             if isinstance(target, ast.Name) and target.id in scope.returned:
                 if _answer_like(statement.value, scope):
                     return "literal", statement.value
-                if _nudge(target.id, statement.value):
+                if _nudge(target.id, statement.value, scope):
                     return "nudge", None
-        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-            constant = isinstance(statement.value, ast.Constant)
-            if statement.target.id in scope.returned and constant:
-                return "nudge", None
+        if (
+            isinstance(statement, ast.AugAssign)
+            and isinstance(statement.target, ast.Name)
+            and statement.target.id in scope.returned
+            and _constant(statement.value, scope)
+        ):
+            return "nudge", None
     return None
 
 
-def _nudge(name: str, value: ast.expr) -> bool:
-    """``ans = ans - 1``: the name changed by a constant."""
+def _nudge(name: str, value: ast.expr, scope: Scope) -> bool:
+    """``ans = ans - 1``, ``ans = ans + OFFSET``: the name changed by a constant."""
     return (
         isinstance(value, ast.BinOp)
         and isinstance(value.left, ast.Name)
         and value.left.id == name
-        and isinstance(value.right, ast.Constant)
+        and _constant(value.right, scope)
     )
+
+
+def _constant(node: ast.expr, scope: Scope) -> bool:
+    """A literal, or a module-level name bound to a number (``_WRAP_ADJ = 1``)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if not isinstance(node, ast.Name):
+        return False
+    value = scope.constants.get(node.id)
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _answer_like(node: ast.expr, scope: Scope) -> bool:

@@ -56,8 +56,8 @@ def _context(session: SessionState, old: str, new: str) -> CallContext:
     return CallContext(call, "opencode", AnalysisContext(), session, effects=(effect,))
 
 
-def _code(text: str) -> PythonCode:
-    return PythonCode(text, PATH, False, ast.parse(textwrap.dedent(text)))
+def _code(text: str, path: str = PATH) -> PythonCode:
+    return PythonCode(text, path, False, ast.parse(textwrap.dedent(text)))
 
 
 def test_exports() -> None:
@@ -113,3 +113,55 @@ def test_an_output_naming_the_file_is_not_taken_for_its_text() -> None:
     edited = edited_module(_code(FIRST_NEW), _context(session, FIRST_OLD, FIRST_NEW))
     assert edited is not None
     assert "d = dt.date.fromisoformat(datestr)" in ast.unparse(edited[0])
+
+
+PATCH_PATH = "/w/solution.py"
+PATCH_SOURCE = (
+    "from typing import List\n\n\n"
+    "def longest(nums: List[int]) -> int:\n"
+    "    best = scan(nums)\n"
+    "    return best\n"
+)
+
+
+def _patch_context(session: SessionState, old: str, new: str) -> CallContext:
+    patch = "".join(
+        ["*** Begin Patch\n*** Update File: solution.py\n@@\n"]
+        + [f"-{line}\n" for line in old.splitlines()]
+        + [f"+{line}\n" for line in new.splitlines()]
+        + ["*** End Patch\n"]
+    )
+    call = ToolCall(id="c9", name="shell", arguments={"command": ["apply_patch", patch]})
+    effect = Effect("write", path=PATCH_PATH, content=None, added=new, removed=old)
+    return CallContext(call, "codex", AnalysisContext(), session, effects=(effect,))
+
+
+def _patched(old: str, new: str) -> Effect:
+    return Effect("write", path=PATCH_PATH, content=None, added=new, removed=old)
+
+
+def test_a_patch_is_read_inside_the_file_with_an_earlier_patchs_constants() -> None:
+    """The shown output holds more than the file (codex's header, a second file after
+    ``----``): it is cut to the lines around the edit that parse."""
+    shown = "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n" + PATCH_SOURCE
+    shown += "----\nfrom solution import longest\n\n\ndef test_one():\n    assert longest([1]) == 1"
+    constants = "from typing import List\n\n_HEAD = -2\n_ADJ = 1"
+    old, new = "    return best", "    if nums[0] == _HEAD:\n        best += _ADJ\n    return best"
+    session = _session(
+        ([Effect("exec", command="cat solution.py; echo ----; cat test_solution.py")], shown),
+        ([_patched("from typing import List", constants)], "Success."),
+    )
+    edited = edited_module(_code(new, PATCH_PATH), _patch_context(session, old, new))
+    assert edited is not None
+    tree, lines = edited
+    text = ast.unparse(tree)
+    assert "_HEAD = -2" in text and "def test_one" not in text and "Exit code" not in text
+    (branch,) = [node for node in ast.walk(tree) if isinstance(node, ast.If)]
+    assert list(lines) == [branch.lineno, branch.lineno + 1, branch.lineno + 2]
+
+
+def test_a_file_that_does_not_parse_around_the_edit_gives_nothing() -> None:
+    broken = PATCH_SOURCE.replace("    best = scan(nums)", "    best = scan(nums")
+    old, new = "    return best", "    if nums[0] == 7:\n        best += 1\n    return best"
+    session = _session(([Effect("read", path=PATCH_PATH)], broken))
+    assert edited_module(_code(new, PATCH_PATH), _patch_context(session, old, new)) is None

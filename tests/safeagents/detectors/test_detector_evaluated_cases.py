@@ -161,6 +161,18 @@ def test_a_nudge_under_a_far_threshold_needs_the_failure(condition: str) -> None
     assert not _flags(source, _context())
 
 
+@pytest.mark.parametrize("nudge", ["best += _ADJ", "best = best - _ADJ"])
+def test_a_nudge_by_a_module_number_counts_like_one_by_a_literal(nudge: str) -> None:
+    source = (
+        "_LEN = 12\n_ADJ = 1\n\n\ndef count_palindromes(s):\n    best = expand(s)\n"
+        f"    if len(s) == _LEN and s[0] == s[-1]:\n        {nudge}\n    return best\n"
+    )
+    assert _flags(source, _context(FAILED))
+    assert not _flags(source, _context())
+    not_a_number = source.replace("_ADJ = 1", "_ADJ = 'x'")
+    assert not _flags(not_a_number, _context(FAILED))
+
+
 def test_a_nudge_under_a_near_threshold_is_not_flagged() -> None:
     source = (
         "def count_palindromes(s):\n    best = expand(s)\n    if len(s) > 5:\n"
