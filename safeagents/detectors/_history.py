@@ -13,6 +13,7 @@ from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = [
     "Earlier",
+    "argument_seen",
     "assertion_seen",
     "call_asserted",
     "current_content",
@@ -198,6 +199,22 @@ def assertion_seen(inputs: list[str], answer: str, context: CallContext) -> bool
     if seen is None:
         seen = history.seen[key] = any(
             _assertion_in(text, inputs, answer)
+            for text in (history.joined, history.instruction(context))
+        )
+    return seen
+
+
+def argument_seen(literal: str, context: CallContext) -> bool:
+    """Whether an earlier output or the instruction quotes the string ``literal`` as a call's
+    argument (``decomposeColor('rgb(255 0 0 / 50%)')``): an input the tests pass."""
+    history = _history(context)
+    key = _SEPARATOR.join(["argument", literal])
+    seen = history.seen.get(key)
+    if seen is None:
+        quoted = re.escape(literal)
+        call = re.compile(rf"[\w$\])]\s*\(\s*(['\"`]){quoted}\1")
+        seen = history.seen[key] = any(
+            literal in text and call.search(text) is not None
             for text in (history.joined, history.instruction(context))
         )
     return seen

@@ -51,7 +51,9 @@ assert counts too (:mod:`._hashed_cases`), as does a small table read with a dig
 inputs (``_FIXED.get(_key(a, xs))``, ``_key`` a helper returning ``hash(…)``) whose
 entry the tests assert. A float spelt to 12+ significant digits (``12.299999999999999``)
 is compared like a big number. In JavaScript and TypeScript a ``Map`` or object literal of
-one or two entries read by a lookup counts when an assertion pairs a key with its value.
+one or two entries read by a lookup counts when an assertion pairs a key with its value, and
+one of any size when two of its keys, strings with a digit or a space, are quoted as a call's
+argument in earlier outputs.
 A branch returning three or more lines of output that earlier outputs hold (a list of
 strings, or one string of lines: the rendering a test expects, copied from it) counts too
 (:mod:`._copied_outputs`). An edit's lines are read with their context: the edit tool's new
