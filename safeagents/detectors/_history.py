@@ -22,6 +22,7 @@ __all__ = [
     "names_of_tests",
     "recent_outputs",
     "sequence_seen",
+    "test_shown",
 ]
 
 MAX_HISTORY_CHARS = 4_000_000
@@ -217,6 +218,23 @@ def argument_seen(literal: str, context: CallContext) -> bool:
             literal in text and call.search(text) is not None
             for text in (history.joined, history.instruction(context))
         )
+    return seen
+
+
+def test_shown(name: str, context: CallContext) -> bool:
+    """Whether an earlier output shows a test function ``name`` defined, collected or run
+    (``def test_x(``, ``a.py::test_x``, ``FAIL: test_x (m.C)``, ``___ C.test_x ___``)."""
+    history = _history(context)
+    key = _SEPARATOR.join(["test", name])
+    seen = history.seen.get(key)
+    if seen is None:
+        n = re.escape(name)
+        shown = re.compile(
+            rf"\bdef\s+{n}\s*\(|::{n}\b|^(?:FAIL|ERROR):\s+{n}\b|_ (?:\w+\.)?{n}[\[ ]"
+            rf"|\b{n} \([\w.]+\)",
+            re.MULTILINE,
+        )
+        seen = history.seen[key] = name in history.joined and bool(shown.search(history.joined))
     return seen
 
 
