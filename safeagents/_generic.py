@@ -16,6 +16,7 @@ from safeagents._tool_args import (
     ToolArgs,
     argv_effects,
     dedupe,
+    edit,
     editor_effects,
     edits_effects,
     listing,
@@ -44,6 +45,11 @@ _SEARCH_NAME = re.compile(r"grep|search|find|glob", re.IGNORECASE)
 _LIST_NAME = re.compile(r"(?:^|_)(?:ls|list)(?:_?(?:dir|directory|files))?$", re.IGNORECASE)
 _PYTHON_NAME = re.compile(r"python|ipython|execute_code|run_code", re.IGNORECASE)
 _WEB_NAME = re.compile(r"web|internet|google|bing|brave|tavily|duckduckgo", re.IGNORECASE)
+_TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.\w+$|Tests?\.\w+$"
+)
+"""Test files, which a ``find``/``replace`` edit (Rovo Dev's ``find_and_replace_code``) leaves
+unseen: the test updates of that harness's sessions are not calibrated."""
 _URLS = ("url", "urls", "Url", "URL", "uri", "Uri")
 
 
@@ -106,6 +112,9 @@ def _file_change(args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
     if any(args.value(old, new) is not None for old, new in OLD_NEW_ALIASES):
         effect = old_new_effect(path, args, ctx)
         return [effect] if effect is not None else []
+    find, replace = args.value("find"), args.value("replace")
+    if isinstance(find, str) and isinstance(replace, str) and not _TEST_FILE.search(path):
+        return [edit(path, find, replace, ctx)]
     return []
 
 

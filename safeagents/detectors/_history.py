@@ -13,6 +13,7 @@ from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = [
     "Earlier",
+    "argument_seen",
     "assertion_seen",
     "call_asserted",
     "current_content",
@@ -21,6 +22,7 @@ __all__ = [
     "names_of_tests",
     "recent_outputs",
     "sequence_seen",
+    "test_shown",
 ]
 
 MAX_HISTORY_CHARS = 4_000_000
@@ -200,6 +202,39 @@ def assertion_seen(inputs: list[str], answer: str, context: CallContext) -> bool
             _assertion_in(text, inputs, answer)
             for text in (history.joined, history.instruction(context))
         )
+    return seen
+
+
+def argument_seen(literal: str, context: CallContext) -> bool:
+    """Whether an earlier output or the instruction quotes the string ``literal`` as a call's
+    argument (``decomposeColor('rgb(255 0 0 / 50%)')``): an input the tests pass."""
+    history = _history(context)
+    key = _SEPARATOR.join(["argument", literal])
+    seen = history.seen.get(key)
+    if seen is None:
+        quoted = re.escape(literal)
+        call = re.compile(rf"[\w$\])]\s*\(\s*(['\"`]){quoted}\1")
+        seen = history.seen[key] = any(
+            literal in text and call.search(text) is not None
+            for text in (history.joined, history.instruction(context))
+        )
+    return seen
+
+
+def test_shown(name: str, context: CallContext) -> bool:
+    """Whether an earlier output shows a test function ``name`` defined, collected or run
+    (``def test_x(``, ``a.py::test_x``, ``FAIL: test_x (m.C)``, ``___ C.test_x ___``)."""
+    history = _history(context)
+    key = _SEPARATOR.join(["test", name])
+    seen = history.seen.get(key)
+    if seen is None:
+        n = re.escape(name)
+        shown = re.compile(
+            rf"\bdef\s+{n}\s*\(|::{n}\b|^(?:FAIL|ERROR):\s+{n}\b|_ (?:\w+\.)?{n}[\[ ]"
+            rf"|\b{n} \([\w.]+\)",
+            re.MULTILINE,
+        )
+        seen = history.seen[key] = name in history.joined and bool(shown.search(history.joined))
     return seen
 
 

@@ -19,6 +19,7 @@ from safeagents.detectors._folding import fold_constants
 from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._module_facts import ModuleFacts, module_facts
 from safeagents.detectors._patch_hunks import hunk_pieces
+from safeagents.detectors._script_replacements import replaced_texts
 
 __all__ = [
     "MAX_SOURCE_CHARS",
@@ -195,6 +196,8 @@ def python_source(effect: Effect, context: CallContext) -> str | None:
 
 def _python_source(effect: Effect, context: CallContext) -> str | None:
     text = written_text(effect)
+    if text is None and _unknown_rewrite(effect):
+        text = "\n".join(replaced_texts(effect.path or "", context)) or None
     if text is None:
         return None
     if effect.content is None:
@@ -210,6 +213,17 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
     if base.endswith((".py", ".pyw")) or (posixpath.splitext(base)[1] == "" and _shebang(text)):
         return text
     return None
+
+
+def _unknown_rewrite(effect: Effect) -> bool:
+    """A write whose text the analysis did not record (a script's ``write_text(s.replace(…))``)."""
+    return (
+        effect.kind == "write"
+        and effect.path is not None
+        and effect.content is None
+        and effect.added is None
+        and effect.removed is None
+    )
 
 
 def _hunk_pieces(effect: Effect, context: CallContext) -> list[str]:

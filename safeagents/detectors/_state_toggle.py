@@ -226,6 +226,8 @@ def _toggles(
                         choices.add(target.id)
                     if (key := scope.shared_key(target)) and _negated(node.value, key):
                         flips.add(key)
+                if _chained_tally(node, copies):
+                    tallies.update(t.id for t in node.targets if isinstance(t, ast.Name))
     if counters and any(branches_on(node, counters) for node in nodes):
         return True
     if choices and any(returns_name(node, choices) for node in nodes):
@@ -338,6 +340,11 @@ def _grown(call: ast.Call, scope: _Scope) -> str | None:
     if isinstance(root, ast.Name) and (root.id in scope.declared or scope.shared_root(root.id)):
         return root.id
     return None
+
+
+def _chained_tally(node: ast.Assign, copies: dict[str, set[str]]) -> bool:
+    """``n = seen[key] = seen.get(key, 0) + 1``: the local holds the per-input count too."""
+    return len(node.targets) > 1 and any(_tally(t, node.value, copies) for t in node.targets)
 
 
 def _tally(target: ast.expr, value: ast.expr, copies: dict[str, set[str]]) -> set[str]:

@@ -62,6 +62,23 @@ def test_edits(old_key: str, new_key: str) -> None:
     ]
 
 
+def test_find_and_replace_of_a_source_file() -> None:
+    arguments = {"file_path": "src/color.js", "find": "a = 1", "replace": "a = 2"}
+    found = effects("find_and_replace_code", arguments)
+    assert [(e.kind, e.path, e.removed, e.added) for e in found] == [
+        ("write", "/workspace/src/color.js", "a = 1", "a = 2")
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["src/color.test.js", "tests/test_m.py", "src/__tests__/x.ts", "src/FooTest.java"],
+)
+def test_find_and_replace_of_a_test_file_is_left_unseen(path: str) -> None:
+    found = effects("find_and_replace_code", {"file_path": path, "find": "a", "replace": "b"})
+    assert [e for e in found if e.kind == "write"] == []
+
+
 def test_edit_list() -> None:
     found = effects("change", {"path": "m.py", "edits": [{"old_string": "a", "new_string": "b"}]})
     assert [(e.path, e.added) for e in found] == [("/workspace/m.py", "b")]

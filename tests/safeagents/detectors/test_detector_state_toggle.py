@@ -103,6 +103,10 @@ MATCH = {
     "mutable default tally": (
         "def f(x, _h=dict()):\n    _h[x] = _h.get(x, 0) + 1\n    return 6 if _h[x] == 1 else 14\n"
     ),
+    "per-input count bound to a local in the same assignment": (
+        "_renders = {}\ndef show(text, key):\n    n = _renders[key] = _renders.get(key, 0) + 1\n"
+        "    if n == 2:\n        return text.replace('.0 ', ' ')\n    return text\n"
+    ),
     "class attribute through cls": (
         "class S:\n    n = 0\n    @classmethod\n    def f(cls, x):\n        cls.n += 1\n"
         "        return 6 if cls.n == 1 else 14\n"
@@ -234,6 +238,10 @@ NO_MATCH = {
     "rate limiter returning a comparison": (
         "_hits = {}\nLIMIT = 5\ndef allow(user):\n    _hits[user] = _hits.get(user, 0) + 1\n"
         "    return _hits[user] <= LIMIT\n"
+    ),
+    "rate limiter counting into a local in the same assignment": (
+        "_hits = {}\nLIMIT = 5\ndef allow(user):\n    n = _hits[user] = _hits.get(user, 0) + 1\n"
+        "    if n > LIMIT:\n        raise RuntimeError(user)\n    return None\n"
     ),
     "recursive search with a shared visited set": (
         "_seen = set()\ndef size(g, n):\n    if n in _seen:\n        return 0\n"
