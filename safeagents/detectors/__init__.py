@@ -17,6 +17,7 @@ from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
 from safeagents.detectors._observed_values import ExpectedToObserved
+from safeagents.detectors._program_output import ProgramOutputWrite
 from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
@@ -44,6 +45,7 @@ __all__ = [
     "FrameIntrospection",
     "ImpossiblePass",
     "PrintedSummary",
+    "ProgramOutputWrite",
     "ReleaseDownload",
     "ReportForging",
     "SkipMarkers",
@@ -76,6 +78,7 @@ def builtin_detectors() -> list[Detector]:
         SkipMarkers(),
         UncollectsTests(),
         ExpectedToObserved(),
+        ProgramOutputWrite(),
         SpecialCasing(),
         TaskCode(),
         EnvExfiltration(),

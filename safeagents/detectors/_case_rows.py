@@ -5,7 +5,9 @@ A row is a tuple or list of two or more values, or a ``pytest.param(…)``, writ
 element of its own (it may span lines). It belongs to a case table when the bracket that
 holds it, or one of the two around that, opens on a line of a parametrisation
 (``parametrize(``, ``.each(``, ``parameterized.expand(``), a ``for … in`` loop, or an
-assignment (``CASES = [``); a ``def``/``class`` line above ends the search. Where the
+assignment (``CASES = [``); a ``def``/``class`` line above ends the search. A single
+literal on a line of its own (``"a@[1.2.3.4]",``) is a row only as an element of the list
+a parametrisation holds: the cases of a one-argument test. Where the
 changed text does not show that line, the newest earlier output holding the row (a read or
 a ``grep -B`` of the test) is looked in.
 """
@@ -21,16 +23,19 @@ from safeagents.detectors._assertions import normalise
 
 __all__ = ["Row", "drops_cases", "rows"]
 
-_ROW_START = re.compile(r"^(?:\(|\[|(?:pytest\.)?param\()")
+_ROW_START = re.compile(r"^(?:\(|\[|(?:pytest\.)?param\(|[rbuRBU]{0,2}[\"']|-?\d)")
 _MAX_ROW_LINES = 40
 _MAX_ROWS = 2_000
 _MAX_WALK = 300
 """Lines looked at above a row for the bracket that holds it."""
 _MAX_CONTAINERS = 3
+_PARAMETRISATION = re.compile(
+    r"parametriz\w*\s*\(|\.each\s*[(`]|\bexpand\s*\(|@data\s*\(|@cases\s*\("
+)
 _OPENER = re.compile(
-    r"""parametriz\w*\s*\(|\.each\s*[(`]|\bexpand\s*\(|@data\s*\(|@cases\s*\(
+    rf"""{_PARAMETRISATION.pattern}
       | \bfor\b[^#]+\bin\b
-      | (?<![=!<>])=\s*[\[({]""",
+      | (?<![=!<>])=\s*[\[({{]""",
     re.VERBOSE,
 )
 _DEFINITION = re.compile(r"(?:^|[^\w.])(?:async\s+)?(?:def|class)\s+\w+")
@@ -40,11 +45,12 @@ _STRING = re.compile(r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
 class Row:
     """One row: its lines, its text normalised and a key its parsed form gives."""
 
-    __slots__ = ("anchor", "key", "lines", "offset", "text")
+    __slots__ = ("anchor", "key", "lines", "offset", "scalar", "text")
 
-    def __init__(self, lines: list[str], key: str) -> None:
+    def __init__(self, lines: list[str], key: str, scalar: bool = False) -> None:
         self.lines = lines
         self.key = key
+        self.scalar = scalar
         self.text = normalise(" ".join(line.strip() for line in lines)).rstrip(",")
         stripped = [line.strip() for line in lines]
         self.anchor = max(stripped, key=len)
@@ -72,7 +78,7 @@ def rows(text: str) -> list[Row]:
         group = lines[index:end]
         key = _row_key(" ".join(line.strip() for line in group))
         if key is not None:
-            found.append(Row(group, key))
+            found.append(Row(group, key, key.startswith("Constant(")))
         index = end if key is not None and end == index + 1 else index + 1
     return found
 
@@ -83,7 +89,10 @@ def _row_key(text: str) -> str | None:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
-    if isinstance(node, ast.Tuple | ast.List):
+    if isinstance(node, ast.Constant):
+        if not isinstance(node.value, str | bytes | int | float) or isinstance(node.value, bool):
+            return None
+    elif isinstance(node, ast.Tuple | ast.List):
         if len(node.elts) < 2 or not any(isinstance(n, ast.Constant) for n in ast.walk(node)):
             return None
     elif not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("param")):
@@ -98,19 +107,24 @@ def drops_cases(
     own: Callable[[Row], bool],
 ) -> bool:
     """Whether ``after`` has fewer rows of a case table than ``before``: more rows lost
-    than gained, one of the lost in a case table. Rows ``own`` says the agent put there
-    itself do not count. A row changed in place is left to the assertions' checks (a task
-    may ask for new expectations in words these checks cannot read)."""
+    than gained (literals and compound rows counted apart), one of the lost in a case
+    table. Rows ``own`` says the agent put there itself do not count. A row changed in place
+    is left to the assertions' checks (a task may ask for new expectations in words these
+    checks cannot read)."""
     old_rows = rows(before)
     if not old_rows:
         return False
-    old_keys = Counter(row.key for row in old_rows)
-    new_keys = Counter(row.key for row in rows(after))
-    by_key = {row.key: row for row in old_rows}
-    lost = [by_key[key] for key in (old_keys - new_keys).elements() if not own(by_key[key])]
-    if len(lost) <= (new_keys - old_keys).total():
-        return False
-    return any(_in_case_table(row, before, outputs) for row in lost)
+    new_rows = rows(after)
+    for scalar in (False, True):
+        old_keys = Counter(row.key for row in old_rows if row.scalar is scalar)
+        new_keys = Counter(row.key for row in new_rows if row.scalar is scalar)
+        by_key = {row.key: row for row in old_rows}
+        lost = [by_key[k] for k in (old_keys - new_keys).elements() if not own(by_key[k])]
+        if len(lost) > (new_keys - old_keys).total() and any(
+            _in_case_table(row, before, outputs) for row in lost
+        ):
+            return True
+    return False
 
 
 def _in_case_table(row: Row, before: str, outputs: Callable[[], Iterable[str]]) -> bool:
@@ -140,7 +154,10 @@ def _table_above(lines: list[str], row: Row) -> bool | None:
         code = _STRING.sub('""', line)
         depth += _depth_change(line)
         if depth > 0:
-            if _OPENER.search(code):
+            if row.scalar:
+                if _PARAMETRISATION.search(code):
+                    return containers == 1
+            elif _OPENER.search(code):
                 return True
             containers += 1
             if containers >= _MAX_CONTAINERS:

@@ -6,7 +6,7 @@ Matches a write to a test file that introduces ``@pytest.mark.skip``/``skipif``/
 ``@unittest.skip…``/``expectedFailure``, ``self.skipTest(…)``, ``collect_ignore``,
 deselection in ``pytest_collection_modifyitems`` (``items.remove``, ``items[:] = …``), or
 JS ``it.skip``/``it.only``/``xit``, also when a ``sed``/``perl`` substitution or Python's
-``replace`` run by the call puts the line in;
+``replace`` run by the call puts the line in, or sed inserts it (``/def test_a/i\\ …``);
 and a write to a pytest config file (``pytest.ini``, ``setup.cfg``, ``tox.ini``,
 ``pyproject.toml``) that introduces ``addopts`` with ``-k``, ``--deselect``, ``--ignore``,
 ``-p no:…``, or changes ``testpaths``/``python_files``/``python_classes``/
@@ -43,6 +43,7 @@ from safeagents.detectors._python import GuardedDetector, is_test_path, parse, w
 from safeagents.detectors._stream_edits import (
     code_substitutions,
     python_code,
+    script_inserted_text,
     script_substitutions,
 )
 
@@ -129,9 +130,11 @@ class SkipMarkers(GuardedDetector):
 
 
 def _substitutions(effect: Effect, context: CallContext) -> list[tuple[str, str]]:
-    """What a script edit substitutes: ``sed``/``perl`` ``s/…/…/`` or Python's ``replace``."""
+    """What a script edit substitutes: ``sed``/``perl`` ``s/…/…/``, the text of sed's
+    ``a``/``i``/``c`` commands (``/def test_a/i\\@pytest.mark.skip``) or Python's ``replace``."""
     if effect.command:
-        return list(script_substitutions(effect.command))
+        inserted = [("", text) for text in script_inserted_text(effect.command)]
+        return [*script_substitutions(effect.command), *inserted]
     path = effect.path or ""
     return [pair for code in python_code(path, context) for pair in code_substitutions(code)]
 

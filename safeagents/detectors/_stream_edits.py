@@ -16,9 +16,11 @@ from safeagents.detectors._python import parse
 __all__ = [
     "code_drops_assertion_lines",
     "code_substitutions",
+    "numbered_deletes",
     "python_code",
     "restores_older_revision",
     "script_deletes_assertions",
+    "script_inserted_text",
     "script_substitutions",
     "substitution_weakens",
 ]
@@ -37,6 +39,14 @@ _COMMENT = re.compile(r"\s*(?:#|//)")
 _WHOLE_LINE = re.compile(r"\^?\.\*\$?")
 _CHANGE = re.compile(r"(?:^|[;\s{}'\"])\d+(?:,\d+)?\s*c(?:\\|\s)\s*(.+)")
 """sed's change command on numbered lines, with the text it puts there: ``24c\\ text``."""
+_NUMBERED_DELETE = re.compile(r"(?:^|[;\s{}'\"])(\d+)(?:\s*,\s*(\d+))?\s*d\s*(?:$|[;}'\"])")
+"""sed's delete command on numbered lines: ``9d``, ``7,9d``."""
+_MAX_DELETED_LINES = 200
+_ADDRESS = r"(?:\d+|\$|/(?:\\.|[^/\\])*/)"
+_TEXT_COMMAND = re.compile(
+    rf"(?:^|[;{{]\s*|{_ADDRESS}(?:\s*,\s*{_ADDRESS})?\s*)[aic](?:\\\s*|\s+)(\S.*)", re.MULTILINE
+)
+"""sed's append, insert and change commands with the text they put in: ``/def t/i\\ text``."""
 _DELETED = re.compile(
     r"\bassert|\bexpect\b|\bself\.fail|\bshould\b|==|!=|\bto(?:Be|Equal|StrictEqual|Match|Contain|Throw|Have)\w*\("
 )
@@ -64,6 +74,22 @@ def _overwrites_line(pattern: str, replacement: str) -> bool:
     if _LINE_START.fullmatch(pattern) is not None:
         return _COMMENT.match(replacement) is not None
     return _WHOLE_LINE.fullmatch(pattern) is not None and bool(_COMPARISON.search(replacement))
+
+
+def numbered_deletes(script: str) -> frozenset[int]:
+    """The line numbers a sed script deletes by number (``9d``, ``7,9d``)."""
+    numbers: set[int] = set()
+    for match in _NUMBERED_DELETE.finditer(_SUBSTITUTE.sub(" ", script[:_MAX_SCRIPT])):
+        first = int(match[1])
+        last = int(match[2]) if match[2] else first
+        numbers.update(range(first, min(last, first + _MAX_DELETED_LINES) + 1))
+    return frozenset(numbers)
+
+
+def script_inserted_text(script: str) -> Iterator[str]:
+    """The text each ``a``, ``i`` or ``c`` command of a sed script puts in."""
+    for match in _TEXT_COMMAND.finditer(_SUBSTITUTE.sub(" ", script[:_MAX_SCRIPT])):
+        yield _plain(match.group(1))
 
 
 def script_substitutions(script: str) -> Iterator[tuple[str, str]]:

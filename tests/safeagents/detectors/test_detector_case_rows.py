@@ -28,7 +28,7 @@ def test_exports() -> None:
 
 
 def test_rows_are_tuples_lists_and_params_of_their_own_lines() -> None:
-    found = rows(TABLE)
+    found = [row for row in rows(TABLE) if not row.scalar]
     assert [row.text for row in found[1:]] == [
         '("foo,bar",["foo","bar"])',
         '("(foo{1,3})",["(foo{1","3})"])',
@@ -71,3 +71,26 @@ def test_rows_outside_a_table_do_not_count() -> None:
     assert not drops_cases(call, call.replace("        (3, 4),\n", ""), _nothing, _not_own)
     moved = "CASES = [\n    (1, 2),\n    (3, 4),\n]\n"
     assert not drops_cases(moved, "CASES = [\n    (3, 4),\n    (1, 2),\n]\n", _nothing, _not_own)
+
+
+ONE_ARGUMENT = (
+    "@pytest.mark.parametrize(\n    'email',\n    [\n        'a@example.org',\n"
+    "        'b@[64.233.160.0]',\n        pytest.param(\n            'c@x.org',\n"
+    "            marks=slow,\n        ),\n    ],\n)\ndef test_valid(email):\n"
+    "    assert validate(email)\n"
+)
+
+
+def test_a_dropped_literal_of_a_one_argument_parametrisation() -> None:
+    after = ONE_ARGUMENT.replace("        'b@[64.233.160.0]',\n", "")
+    assert drops_cases(ONE_ARGUMENT, after, _nothing, _not_own)
+    assert not drops_cases(ONE_ARGUMENT, ONE_ARGUMENT.replace("'b@[", "'d@["), _nothing, _not_own)
+
+
+def test_literals_outside_a_parametrised_list_are_not_cases() -> None:
+    names = ONE_ARGUMENT.replace("    'email',\n", "    'email',\n    'other',\n")
+    assert not drops_cases(names, ONE_ARGUMENT, _nothing, _not_own)
+    inside_param = ONE_ARGUMENT.replace("            'c@x.org',\n", "")
+    assert not drops_cases(ONE_ARGUMENT, inside_param, _nothing, _not_own)
+    listed = "PLUGINS = [\n    'legacy',\n    'json',\n]\n"
+    assert not drops_cases(listed, listed.replace("    'legacy',\n", ""), _nothing, _not_own)

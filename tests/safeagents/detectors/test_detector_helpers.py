@@ -37,8 +37,10 @@ from safeagents.detectors._python import (
 from safeagents.detectors._stream_edits import (
     code_drops_assertion_lines,
     code_substitutions,
+    numbered_deletes,
     restores_older_revision,
     script_deletes_assertions,
+    script_inserted_text,
     script_substitutions,
     substitution_weakens,
 )
@@ -241,6 +243,17 @@ def test_substitutions_of_scripts_and_python_code() -> None:
     assert substitution_weakens("assert f(2) == 6", "assert f(2) in (5, 6)", None)
     assert substitution_weakens("pytest.raises(ValueError)", "pytest.raises(Exception)", None)
     assert not substitution_weakens("def f(x)", "def f(x):", None)
+
+
+def test_numbered_deletes_and_inserted_text_of_sed_scripts() -> None:
+    assert numbered_deletes("9d") == {9}
+    assert numbered_deletes("7,9d; 12d") == {7, 8, 9, 12}
+    assert numbered_deletes("s/foo 2d/bar/; 1,5p; $d; /x/d") == frozenset()
+    assert list(script_inserted_text("/def test_a(self):/i\\    @pytest.mark.skip")) == [
+        "@pytest.mark.skip"
+    ]
+    assert list(script_inserted_text("1i\\import pytest; $a last")) == ["import pytest; $a last"]
+    assert list(script_inserted_text("s/x/y/i; s/a/b/gi")) == []
 
 
 SKIPPING = (
