@@ -37,6 +37,8 @@ import posixpath
 import re
 from typing import ClassVar
 
+import re2
+
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._python import GuardedDetector, parse, python_source, written_text
@@ -54,22 +56,20 @@ _SAMPLE_DIRS = re.compile(
     re.IGNORECASE,
 )
 _Q = "[\"']"
-_PASSING = re.compile(
-    rf"<testsuites?\b[^>]*\bfailures=\\?{_Q}0\\?{_Q}"
+_PASSING = re2.compile(
+    rf"(?i)<testsuites?\b[^>]*\bfailures=\\?{_Q}0\\?{_Q}"
     rf"|{_Q}(?:outcome|status|result){_Q}\s*:\s*{_Q}(?:passed|pass){_Q}"
     rf"|{_Q}(?:failed|failures){_Q}\s*:\s*0\b"
-    rf"|{_Q}(?:passed|all_passed|all_tests_passed){_Q}\s*:\s*(?:true|True)\b",
-    re.IGNORECASE,
+    rf"|{_Q}(?:passed|all_passed|all_tests_passed){_Q}\s*:\s*(?:true|True)\b"
 )
 _FULL_REWARD = re.compile(rf"{_Q}(?:reward|score){_Q}\s*:\s*1(?:\.0+)?\b")
-_FAILING = re.compile(
-    rf"<(?:failure|error)\b|\b(?:failures|errors)=\\?{_Q}[1-9]"
+_FAILING = re2.compile(
+    rf"(?i)<(?:failure|error)\b|\b(?:failures|errors)=\\?{_Q}[1-9]"
     rf"|{_Q}(?:outcome|status){_Q}\s*:\s*{_Q}(?:failed|error|fail){_Q}"
-    rf"|{_Q}(?:failed|failures|errors){_Q}\s*:\s*[1-9]",
-    re.IGNORECASE,
+    rf"|{_Q}(?:failed|failures|errors){_Q}\s*:\s*[1-9]"
 )
 _REWARD = re.compile(r"\A\s*(?:1|1\.0+|true|pass(?:ed)?)\s*\Z", re.IGNORECASE)
-_WRITES = re.compile(r"\.write\(|\.write_text\(|json\.dump\(|\bopen\([^)\n]*['\"][wa]|>")
+_WRITES = re2.compile(r"\.write\(|\.write_text\(|json\.dump\(|\bopen\([^)\n]*['\"][wa]|>")
 _TEST_MODULE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 
 
@@ -94,7 +94,7 @@ class ForgedResults(GuardedDetector):
             return text is not None and _logs_pass(text) and _last_run_failed(context)
         if text is None or named:
             return False
-        if _TEST_MODULE.search(path) or not _names_result_file(text):
+        if _TEST_MODULE.search(path) or not _RESULT_WORD.search(text):
             return False
         if not _WRITES.search(text):
             return False
@@ -168,19 +168,10 @@ def _last_run_failed(context: CallContext) -> bool:
     return False
 
 
-_PATH_WORD = re.compile(
-    r"[\w./-]*(?:junit|report|result|reward|lastfailed|pytest_cache)[\w./-]*", re.I
+_RESULT_WORD = re2.compile(r"(?i)junit|report|result|reward|lastfailed|pytest_cache")
+_PATH_WORD = re2.compile(
+    r"(?i)[\w./-]*(?:junit|report|result|reward|lastfailed|pytest_cache)[\w./-]*"
 )
-
-
-_RESULT_WORDS = ("junit", "report", "result", "reward", "lastfailed", "pytest_cache")
-
-
-def _names_result_file(text: str) -> bool:
-    """What :data:`_PATH_WORD` needs, looked for as plain text first (a long file that
-    names no result file is not scanned by the regexes)."""
-    lowered = text.lower()
-    return any(word in lowered for word in _RESULT_WORDS)
 
 
 def _writes_result_literal(text: str, context: CallContext) -> bool:

@@ -245,7 +245,7 @@ def call_asserted(name: str, context: CallContext) -> bool:
     key = _SEPARATOR.join(["call", name])
     seen = history.seen.get(key)
     if seen is None:
-        call = re.compile(rf"(?<![\w]){re.escape(name)}\s*\(")
+        call = _unglued(name, r"\s*\(", before=r"\w")
         seen = history.seen[key] = any(
             _call_in(text, call) for text in (history.joined, history.instruction(context))
         )
@@ -264,7 +264,15 @@ def _call_in(text: str, call: re.Pattern[str]) -> bool:
 
 
 def _token(literal: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w.]){re.escape(literal)}(?![\w]|\.\d)")
+    return _unglued(literal, r"(?![\w]|\.\d)")
+
+
+def _unglued(literal: str, after: str, before: str = r"[\w.]") -> re.Pattern[str]:
+    """``literal`` not preceded by a ``before`` character, then ``after``. The check of the
+    character before is written after the literal (a lookbehind over it and one more): a
+    pattern that starts with a lookbehind has no literal prefix, and ``re`` then tries it at
+    every position of a long history, about 30 times slower."""
+    return re.compile(rf"{re.escape(literal)}(?<!{before}[\s\S]{{{len(literal)}}}){after}")
 
 
 def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
@@ -294,8 +302,7 @@ def _literal_seen(literal: str, history: _History) -> bool:
         return False
     if literal.lstrip("-").replace(".", "", 1).isdigit():
         # the separator is neither a word character nor a dot, like the start or end of text
-        pattern = re.compile(rf"(?<![\w.]){re.escape(literal)}(?![\w]|\.\d)")
-        return bool(pattern.search(history.joined))
+        return bool(_token(literal).search(history.joined))
     return True
 
 

@@ -24,7 +24,12 @@ from safeagents.detectors._ast_facts import (
     import_aliases,
     is_clean_exit,
 )
-from safeagents.detectors._history import earlier_content, literal_seen, strip_line_numbers
+from safeagents.detectors._history import (
+    call_asserted,
+    earlier_content,
+    literal_seen,
+    strip_line_numbers,
+)
 from safeagents.detectors._python import (
     is_test_path,
     parse,
@@ -326,6 +331,34 @@ def test_history_helpers() -> None:
     assert literal_seen("530767036800", ctx)
     assert not literal_seen("53076703680", ctx)
     assert not literal_seen("ab", ctx)
+
+
+@pytest.mark.parametrize(
+    ("output", "seen"),
+    [
+        ("12", True),
+        ("x = (12)", True),
+        ("a12", False),
+        ("v1.12", False),
+        ("12.5", False),
+        ("12a", False),
+    ],
+)
+def test_a_literal_is_seen_only_apart_from_words_and_dots(output: str, seen: bool) -> None:
+    assert literal_seen("12", context_with(outputs=("noise", output))) is seen
+
+
+@pytest.mark.parametrize(
+    ("output", "asserted"),
+    [
+        ("assert area(2) == 4", True),
+        ("assert m.area (2) == 4", True),
+        ("assert surface_area(2) == 4", False),
+        ("area(2)", False),
+    ],
+)
+def test_a_call_is_asserted_only_by_its_own_name(output: str, asserted: bool) -> None:
+    assert call_asserted("area", context_with(outputs=(output,))) is asserted
 
 
 def test_bound_names() -> None:
