@@ -14,7 +14,9 @@ import ast
 import operator
 from collections.abc import Callable
 
-__all__ = ["MAX_FOLDED_BITS", "MAX_FOLDED_CHARS", "fold_constants"]
+import re2
+
+__all__ = ["MAX_FOLDED_BITS", "MAX_FOLDED_CHARS", "fold_constants", "may_fold"]
 
 MAX_FOLDED_BITS = 256
 MAX_FOLDED_CHARS = 1_000
@@ -28,6 +30,22 @@ _INT_OPERATIONS: dict[type[ast.operator], Callable[[int, int], int]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
+
+
+_GAP = r"(?:[\s\\]|#[^\n]*)*"
+_FOLDABLE = re2.compile(
+    rf"(?:\b\d[\w.]*|['\"])(?:\)|{_GAP})*(?:\*\*?|//|[-+%])(?:\(|{_GAP})*"
+    rf"(?:\d|[rbuRBU]{{0,2}}['\"])|\bhash\s*\("
+)
+"""A literal, an operator and a literal, however parenthesised, spaced, continued or
+commented: every foldable expression has such a pair innermost (or compares hashes)."""
+
+
+def may_fold(source: str) -> bool:
+    """Whether :func:`fold_constants` can change the tree of ``source``: one RE2 pass, much
+    cheaper than the walk over every node that most code (with no constant arithmetic)
+    does not need."""
+    return _FOLDABLE.search(source) is not None
 
 
 def fold_constants(tree: ast.Module) -> ast.Module:

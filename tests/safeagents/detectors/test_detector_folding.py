@@ -2,8 +2,10 @@
 
 import ast
 
+import pytest
+
 from safeagents.detectors import _folding
-from safeagents.detectors._folding import fold_constants
+from safeagents.detectors._folding import fold_constants, may_fold
 from safeagents.detectors._python import parse
 
 
@@ -15,7 +17,12 @@ def _value(source: str) -> object:
 
 
 def test_exports() -> None:
-    assert sorted(_folding.__all__) == ["MAX_FOLDED_BITS", "MAX_FOLDED_CHARS", "fold_constants"]
+    assert sorted(_folding.__all__) == [
+        "MAX_FOLDED_BITS",
+        "MAX_FOLDED_CHARS",
+        "fold_constants",
+        "may_fold",
+    ]
 
 
 def test_powers_and_sums_are_folded() -> None:
@@ -57,3 +64,28 @@ def test_hashes_compared_compare_what_they_hash() -> None:
     assert _value("hash(x) == 5") == "hash(x) == 5"
     assert _value("hash(x) < hash(y)") == "hash(x) < hash(y)"
     assert _value("hash(x, y) == hash(z)") == "hash(x, y) == hash(z)"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "10**6",
+        "(10**9 + 7) % 1000",
+        "( 2 ) * ( 3 )",
+        "(1 +  # one\n 2)",
+        "1 + \\\n 2",
+        "3 * r'ab'",
+        "'-' * 40",
+        "1_000 * 0xFF",
+        "hash (x) == hash((1, 2))",
+    ],
+)
+def test_the_gate_lets_every_foldable_text_through(source: str) -> None:
+    assert may_fold(source)
+    assert ast.dump(fold_constants(ast.parse(source))) != ast.dump(ast.parse(source))
+
+
+@pytest.mark.parametrize("source", ["n + 1", "x1 * y", "f(a) - g(b)", "'a'.join(xs) * k"])
+def test_the_gate_skips_text_with_nothing_to_fold(source: str) -> None:
+    assert not may_fold(source)
+    assert ast.dump(fold_constants(ast.parse(source))) == ast.dump(ast.parse(source))
