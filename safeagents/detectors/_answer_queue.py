@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from safeagents.detectors._ast_facts import FunctionNode, bound_names, scope_nodes
+from safeagents.detectors._ast_facts import FunctionNode, bound_names, function_scope
 
 __all__ = ["draws_answers"]
 
@@ -39,7 +39,7 @@ def _has_input(function: FunctionNode) -> bool:
 
 
 def _returns_drawn(function: FunctionNode, queues: set[str]) -> bool:
-    nodes = list(scope_nodes(function.body, enter_classes=False))
+    nodes = list(function_scope(function.body))
     queues = queues | bound_names(  # ``vals = _memo[k]``: the input's queue under a local name
         nodes, lambda value: isinstance(value, ast.Subscript) and _name(value.value) in queues
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 
+from safeagents.detectors._identity_cache import IdentityCache
+
 __all__ = [
     "FunctionNode",
     "aliases_of_imports",
@@ -12,6 +14,7 @@ __all__ = [
     "constant_truth",
     "defined_functions",
     "dotted_name",
+    "function_scope",
     "import_aliases",
     "import_time_nodes",
     "is_clean_exit",
@@ -222,6 +225,17 @@ def scope_nodes(body: list[ast.stmt], *, enter_classes: bool = True) -> Iterator
         if isinstance(node, ast.ClassDef) and not enter_classes:
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _function_scope(body: list[ast.stmt]) -> tuple[ast.AST, ...]:
+    return tuple(scope_nodes(body, enter_classes=False))
+
+
+function_scope: IdentityCache[list[ast.stmt], tuple[ast.AST, ...]] = IdentityCache(
+    _function_scope, 256
+)
+"""``scope_nodes(body, enter_classes=False)`` kept per ``body``: the special-casing, toggle
+and answer-queue checks each walk the same functions of one write."""
 
 
 def import_time_nodes(

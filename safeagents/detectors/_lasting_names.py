@@ -38,7 +38,16 @@ def enclosed_names(facts: ModuleFacts) -> set[str]:
     binding them are its closure's cells, which outlive a call as module names do. A helper
     the enclosing function only calls (a ``dfs`` over a ``seen`` set made per call) shares
     nothing between the calls the tests make."""
-    handing_out = {id(function) for function in facts.functions if _hands_out_inner(function)}
+    nesting = {
+        id(scope)
+        for _, scope in facts.scoped(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+        if scope is not None
+    }
+    handing_out = {
+        id(function)
+        for function in facts.functions
+        if id(function) in nesting and _hands_out_inner(function)
+    }
     return {
         node.id
         for node, scope in facts.scoped(ast.Name)

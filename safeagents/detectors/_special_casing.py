@@ -97,6 +97,7 @@ from typing import ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import (
+    function_scope,
     local_names,
     scope_nodes,
 )
@@ -198,7 +199,7 @@ class SpecialCasing(PythonDetector):
         candidates = _candidate_scopes(facts, {**overrides, **tables})
         written: list[frozenset[int] | None] = []  # the edit's own lines, found when first asked
         for body, inputs in _scopes(tree, facts, candidates, fragment):
-            nodes = list(scope_nodes(body, enter_classes=False))
+            nodes = list(function_scope(body))
             returned = returned_names(nodes)
             cases: dict[str, ast.AST] = {}
             pinned: dict[str, ast.AST] = {}

@@ -40,7 +40,7 @@ from typing import ClassVar
 
 from safeagents._detector import CallContext
 from safeagents.detectors._answer_queue import draws_answers
-from safeagents.detectors._ast_facts import FunctionNode, scope_nodes
+from safeagents.detectors._ast_facts import FunctionNode, function_scope
 from safeagents.detectors._file_memory import remembers_in_files
 from safeagents.detectors._history import call_asserted
 from safeagents.detectors._instruction import task_function
@@ -110,7 +110,7 @@ def _instance_toggles(function: FunctionNode) -> bool:
     }
     if not counters:
         return False
-    nodes = scope_nodes(function.body, enter_classes=False)
+    nodes = function_scope(function.body)
     return any(branches_on(node, counters, small=True) for node in nodes)
 
 
@@ -197,7 +197,7 @@ def _toggles(
     """Whether ``body`` (of ``function``, or a fragment) branches its return on call state;
     ``task``: the function is the one the instruction shows, where an input seen before may
     answer ``True``/``False`` too."""
-    nodes = list(scope_nodes(body, enter_classes=False))
+    nodes = list(function_scope(body))
     scope = _Scope(nodes, function, module_names)
     counters: set[str] = set()
     tallies: set[str] = set()
