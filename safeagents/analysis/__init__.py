@@ -7,12 +7,13 @@ through the registry of ``_embedded``, filled here, so neither imports the other
 
 from safeagents.analysis import _embedded
 from safeagents.analysis._patch import edit_effect, parse_patch, write_effect
-from safeagents.analysis._python import PythonCall, PythonTool, analyze_python
+from safeagents.analysis._python import PythonCall, PythonTool, Resolver, analyze_python
 from safeagents.analysis._shell import analyze_shell
 
 __all__ = [
     "PythonCall",
     "PythonTool",
+    "Resolver",
     "analyze_python",
     "analyze_shell",
     "edit_effect",

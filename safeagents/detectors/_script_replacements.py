@@ -11,7 +11,7 @@ import ast
 import posixpath
 
 from safeagents._detector import CallContext
-from safeagents.analysis._python._resolve import Resolver
+from safeagents.analysis import Resolver
 
 __all__ = ["replaced_texts"]
 
