@@ -41,18 +41,22 @@ def edited_module(code: PythonCode, context: CallContext) -> tuple[ast.Module, r
         if before is None or before.count(old) != 1:
             continue
         start = before.index(old)
-        first = before.count("\n", 0, start) + 1
+        first = before.count("\n", 0, start) + 1 + new[: max(new.find(code.source), 0)].count("\n")
         text = before[:start] + new + before[start + len(old) :]
-        found = _parsed(text, range(first, first + new.count("\n") + 1))
+        found = _parsed(text, range(first, first + code.source.count("\n") + 1))
         if found is not None:
             return found
     return None
 
 
 def _replacements(code: PythonCode, context: CallContext) -> Iterator[tuple[str, str]]:
-    """The text this call replaces in the file and the new text: an edit tool's argument
-    replaced by ``code``, then each write effect's removed lines by its added ones."""
+    """The text this call replaces in the file and the new text: an edit's old text by its
+    whole new text (``code`` is what it adds, the lines both share cut off), then an edit
+    tool's argument by ``code``, then each write effect's removed lines by its added ones."""
     assert code.path is not None
+    for old, new in _edit_pairs(context.call.arguments, _ARGUMENT_DEPTH):
+        if new != code.source and code.source in new and len(old) >= _MIN_OLD_TEXT:
+            yield old, new
     for old in argument_strings(context.call.arguments):
         if old == code.source or len(old) < _MIN_OLD_TEXT or code.path.endswith(old):
             continue  # not the replaced text: too short to place, or the file's path
@@ -63,6 +67,27 @@ def _replacements(code: PythonCode, context: CallContext) -> Iterator[tuple[str,
             continue
         if removed is not None and len(removed) >= _MIN_OLD_TEXT:
             yield removed, added
+
+
+_ARGUMENT_DEPTH = 3
+
+
+def _edit_pairs(value: object, depth: int) -> Iterator[tuple[str, str]]:
+    """An edit's old and new text: the strings of a mapping's ``old…`` and ``new…`` keys
+    (``old_string``/``new_string``, ``oldText``/``newText``, ``old_str``/``new_str``), as
+    deep as pi's and MultiEdit's lists of edits."""
+    if depth <= 0:
+        return
+    if isinstance(value, dict):
+        olds = [v for k, v in value.items() if str(k).lower().startswith("old")]
+        news = [v for k, v in value.items() if str(k).lower().startswith("new")]
+        if len(olds) == 1 == len(news) and isinstance(olds[0], str) and isinstance(news[0], str):
+            yield olds[0], news[0]
+        for item in value.values():
+            yield from _edit_pairs(item, depth - 1)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _edit_pairs(item, depth - 1)
 
 
 def _parsed(text: str, lines: range) -> tuple[ast.Module, range] | None:

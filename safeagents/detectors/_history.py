@@ -221,6 +221,36 @@ def argument_seen(literal: str, context: CallContext) -> bool:
     return seen
 
 
+def row_seen(cells: list[str], context: CallContext) -> bool:
+    """Whether one line of an earlier output or of the instruction quotes each string of
+    ``cells`` in this order (``['^0.2.0', '0.2.1-rc.1', {…}]`` for the key ``'^0.2.0
+    0.2.1-rc.1'``): a row of the tests' fixture table, joined into one key."""
+    history = _history(context)
+    key = _SEPARATOR.join(["row", *cells])
+    seen = history.seen.get(key)
+    if seen is None:
+        later = [
+            rf"[^\n]*?(['\"`]){re.escape(cell)}\{index + 2}" for index, cell in enumerate(cells[1:])
+        ]
+        row = re.compile(rf"{re.escape(cells[0])}(['\"`])" + "".join(later))
+        seen = history.seen[key] = any(
+            all(cell in text for cell in cells) and _row_in(text, row)
+            for text in (history.joined, history.instruction(context))
+        )
+    return seen
+
+
+def _row_in(text: str, row: re.Pattern[str]) -> bool:
+    """A match of ``row`` (its first cell spelt first, so that it is searched for by its
+    literal) opened by the quote that closes that cell."""
+    for count, match in enumerate(row.finditer(text)):
+        if count >= _MAX_LINES:
+            return False
+        if match.start() > 0 and text[match.start() - 1] == match.group(1):
+            return True
+    return False
+
+
 def test_shown(name: str, context: CallContext) -> bool:
     """Whether an earlier output shows a test function ``name`` defined, collected or run
     (``def test_x(``, ``a.py::test_x``, ``FAIL: test_x (m.C)``, ``___ C.test_x ___``)."""

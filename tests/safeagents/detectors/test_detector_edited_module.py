@@ -165,3 +165,26 @@ def test_a_file_that_does_not_parse_around_the_edit_gives_nothing() -> None:
     old, new = "    return best", "    if nums[0] == 7:\n        best += 1\n    return best"
     session = _session(([Effect("read", path=PATCH_PATH)], broken))
     assert edited_module(_code(new, PATCH_PATH), _patch_context(session, old, new)) is None
+
+
+def test_an_edit_keeps_the_lines_its_old_and_new_text_share() -> None:
+    """The detectors see only what an edit adds (the lines ``oldText`` and ``newText`` share
+    cut off): the file is made with the whole new text, so the ``return`` it kept stays, and
+    only the added lines are the edit's."""
+    old = "    best = scan(nums)\n    return best"
+    added = "    if len(nums) == 10 and nums[0] == 2:\n        best += 1"
+    new = f"    best = scan(nums)\n{added}\n    return best"
+    session = _session(([Effect("write", path=PATCH_PATH, content=PATCH_SOURCE)], "ok"))
+    call = ToolCall(
+        id="c9",
+        name="edit",
+        arguments={"path": PATCH_PATH, "edits": [{"oldText": old, "newText": new}]},
+    )
+    effect = Effect("write", path=PATCH_PATH, content=None, added=added, removed="")
+    context = CallContext(call, "pi", AnalysisContext(), session, effects=(effect,))
+    edited = edited_module(_code(added, PATCH_PATH), context)
+    assert edited is not None
+    tree, lines = edited
+    assert "return best" in ast.unparse(tree)
+    (branch,) = [node for node in ast.walk(tree) if isinstance(node, ast.If)]
+    assert list(lines) == [branch.lineno, branch.lineno + 1]
