@@ -26,7 +26,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 
-from safeagents._actions import Effect
+from safeagents._actions import Effect, normalise_path
 from safeagents._impossible import AssertLedger, Conflict, shows_pass
 
 __all__ = ["SessionModel", "assert_literals", "expand_powers", "path_names"]
@@ -167,6 +167,7 @@ class SessionModel:
 
     __slots__ = (
         "_asserts",
+        "_call_cwd",
         "_copying",
         "_facts",
         "_impossible",
@@ -190,6 +191,8 @@ class SessionModel:
         self._facts = _Facts()
         self._pending: deque[int] = deque(maxlen=MAX_PENDING_CALLS)
         self._copying: str | None = None
+        self._call_cwd: str | None = None
+        """Where the current call's commands run after its ``cd``, when it has one."""
         self._revealed: list[str] = []
         self._asserts = AssertLedger()
         self._impossible: list[Conflict] = []
@@ -236,6 +239,7 @@ class SessionModel:
             self.cwd = cwd
         self._started = True
         self._copying = None
+        self._call_cwd = None
         self._pending.append(0)
 
     def observe_effect(self, effect: Effect) -> None:
@@ -243,6 +247,8 @@ class SessionModel:
         path = effect.path
         copying, self._copying = self._copying, None
         if effect.kind == "exec" and effect.argv0 is not None:
+            if len(effect.argv) == 2 and effect.argv[0] == "cd":
+                self._call_cwd = normalise_path(effect.argv[1], self._call_cwd or self.cwd)
             self._made_directories(effect.argv)
             if self._pending and self._runs_part_of_suite(effect.argv):
                 self._pending[-1] |= _PART_OF_SUITE
@@ -390,8 +396,9 @@ class SessionModel:
         if any(a in _SELECTING or a.startswith(_SELECTING) or "::" in a for a in argv):
             return True
         files = [a for a in argv[1:] if a.endswith(".py") and not a.startswith("-")]
+        cwd = self._call_cwd or self.cwd
         return bool(files) and all(
-            self.created(posixpath.normpath(posixpath.join(self.cwd, a))) for a in files
+            self.created(posixpath.normpath(posixpath.join(cwd, a))) for a in files
         )
 
     def _remember_lines(self, effect: Effect) -> None:
