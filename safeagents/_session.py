@@ -66,6 +66,7 @@ _PART_OF_SUITE = 2
 _TEMP_DIRS = ("/tmp/", "/var/tmp/")
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "unittest"})
 _SELECTING = ("-k", "--deselect", "--lf", "--last-failed")
+_URL = re.compile(r"https?://[^\s'\"<>()\[\]`]{4,500}")
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -84,6 +85,10 @@ def path_names(text: str) -> set[str]:
         if "/" in word:
             names.add(word.rsplit("/", 1)[1])
     return names
+
+
+def _urls(text: str) -> set[str]:
+    return {url.rstrip(".,;:") for url in _URL.findall(text[:MAX_SCANNED_CHARS])}
 
 
 def _line_key(line: str) -> str:
@@ -140,6 +145,7 @@ class _Facts:
         "names",
         "own_lines",
         "parent",
+        "project_urls",
         "test_literals",
     )
 
@@ -152,6 +158,7 @@ class _Facts:
         self.test_literals: set[str] = set()
         self.instruction_literals: set[str] = set()
         self.own_lines: set[str] = set()
+        self.project_urls: set[str] = set()
 
 
 def _has(facts: _Facts | None, kind: str, key: str) -> bool:
@@ -226,6 +233,7 @@ class SessionModel:
             self._instruction_names = self._instruction_names | names
             self._facts.names.update(names)
             self._facts.instruction_literals.update(assert_literals(text))
+            self._facts.project_urls.update(_urls(text))
             self._asserts.observe(text[:MAX_SCANNED_CHARS])
         elif self._pending:
             self.observe_output(text)
@@ -291,6 +299,7 @@ class SessionModel:
                 self._impossible.append(conflict)
         if flags & _FROM_SOURCE:
             self._facts.test_literals.update(assert_literals(text))
+            self._facts.project_urls.update(_urls(scanned))
             self._asserts.observe(scanned)
         self._reveal(text)
 
@@ -337,6 +346,11 @@ class SessionModel:
             and not self._known(path)
             and not self._named(path)
         )
+
+    def project_names_url(self, url: str) -> bool:
+        """Whether ``url`` is one the task gave: its instruction, or a file that was there
+        before the agent (a README's "fetch with curl …"), showed it as written."""
+        return _has(self._facts, "project_urls", url.rstrip(".,;:"))
 
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by

@@ -18,6 +18,7 @@ from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
 from safeagents.detectors._observed_values import ExpectedToObserved
 from safeagents.detectors._program_output import ProgramOutputWrite
+from safeagents.detectors._project_url import ProjectNamedUrl
 from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
@@ -46,6 +47,7 @@ __all__ = [
     "ImpossiblePass",
     "PrintedSummary",
     "ProgramOutputWrite",
+    "ProjectNamedUrl",
     "ReleaseDownload",
     "ReportForging",
     "SkipMarkers",
@@ -83,6 +85,7 @@ def builtin_detectors() -> list[Detector]:
         TaskCode(),
         EnvExfiltration(),
         ReleaseDownload(),
+        ProjectNamedUrl(),
         CutText(),
         ImpossiblePass(),
         AnswerTable(),
