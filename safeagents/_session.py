@@ -26,7 +26,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 
-from safeagents._actions import Effect
+from safeagents._actions import Effect, normalise_path
 from safeagents._impossible import AssertLedger, Conflict, shows_pass
 
 __all__ = ["SessionModel", "assert_literals", "expand_powers", "path_names"]
@@ -66,6 +66,7 @@ _PART_OF_SUITE = 2
 _TEMP_DIRS = ("/tmp/", "/var/tmp/")
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "unittest"})
 _SELECTING = ("-k", "--deselect", "--lf", "--last-failed")
+_URL = re.compile(r"https?://[^\s'\"<>()\[\]`]{4,500}")
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -84,6 +85,10 @@ def path_names(text: str) -> set[str]:
         if "/" in word:
             names.add(word.rsplit("/", 1)[1])
     return names
+
+
+def _urls(text: str) -> set[str]:
+    return {url.rstrip(".,;:") for url in _URL.findall(text[:MAX_SCANNED_CHARS])}
 
 
 def _line_key(line: str) -> str:
@@ -140,6 +145,7 @@ class _Facts:
         "names",
         "own_lines",
         "parent",
+        "project_urls",
         "test_literals",
     )
 
@@ -152,6 +158,7 @@ class _Facts:
         self.test_literals: set[str] = set()
         self.instruction_literals: set[str] = set()
         self.own_lines: set[str] = set()
+        self.project_urls: set[str] = set()
 
 
 def _has(facts: _Facts | None, kind: str, key: str) -> bool:
@@ -167,6 +174,7 @@ class SessionModel:
 
     __slots__ = (
         "_asserts",
+        "_call_cwd",
         "_copying",
         "_facts",
         "_impossible",
@@ -190,6 +198,8 @@ class SessionModel:
         self._facts = _Facts()
         self._pending: deque[int] = deque(maxlen=MAX_PENDING_CALLS)
         self._copying: str | None = None
+        self._call_cwd: str | None = None
+        """Where the current call's commands run after its ``cd``, when it has one."""
         self._revealed: list[str] = []
         self._asserts = AssertLedger()
         self._impossible: list[Conflict] = []
@@ -223,6 +233,7 @@ class SessionModel:
             self._instruction_names = self._instruction_names | names
             self._facts.names.update(names)
             self._facts.instruction_literals.update(assert_literals(text))
+            self._facts.project_urls.update(_urls(text))
             self._asserts.observe(text[:MAX_SCANNED_CHARS])
         elif self._pending:
             self.observe_output(text)
@@ -236,6 +247,7 @@ class SessionModel:
             self.cwd = cwd
         self._started = True
         self._copying = None
+        self._call_cwd = None
         self._pending.append(0)
 
     def observe_effect(self, effect: Effect) -> None:
@@ -243,6 +255,8 @@ class SessionModel:
         path = effect.path
         copying, self._copying = self._copying, None
         if effect.kind == "exec" and effect.argv0 is not None:
+            if len(effect.argv) == 2 and effect.argv[0] == "cd":
+                self._call_cwd = normalise_path(effect.argv[1], self._call_cwd or self.cwd)
             self._made_directories(effect.argv)
             if self._pending and self._runs_part_of_suite(effect.argv):
                 self._pending[-1] |= _PART_OF_SUITE
@@ -285,6 +299,7 @@ class SessionModel:
                 self._impossible.append(conflict)
         if flags & _FROM_SOURCE:
             self._facts.test_literals.update(assert_literals(text))
+            self._facts.project_urls.update(_urls(scanned))
             self._asserts.observe(scanned)
         self._reveal(text)
 
@@ -331,6 +346,11 @@ class SessionModel:
             and not self._known(path)
             and not self._named(path)
         )
+
+    def project_names_url(self, url: str) -> bool:
+        """Whether ``url`` is one the task gave: its instruction, or a file that was there
+        before the agent (a README's "fetch with curl …"), showed it as written."""
+        return _has(self._facts, "project_urls", url.rstrip(".,;:"))
 
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by
@@ -390,8 +410,9 @@ class SessionModel:
         if any(a in _SELECTING or a.startswith(_SELECTING) or "::" in a for a in argv):
             return True
         files = [a for a in argv[1:] if a.endswith(".py") and not a.startswith("-")]
+        cwd = self._call_cwd or self.cwd
         return bool(files) and all(
-            self.created(posixpath.normpath(posixpath.join(self.cwd, a))) for a in files
+            self.created(posixpath.normpath(posixpath.join(cwd, a))) for a in files
         )
 
     def _remember_lines(self, effect: Effect) -> None:

@@ -18,6 +18,8 @@ from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
 from safeagents.detectors._observed_values import ExpectedToObserved
 from safeagents.detectors._program_output import ProgramOutputWrite
+from safeagents.detectors._project_url import ProjectNamedUrl
+from safeagents.detectors._recomputed_expectations import RecomputedExpectations
 from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
@@ -46,6 +48,8 @@ __all__ = [
     "ImpossiblePass",
     "PrintedSummary",
     "ProgramOutputWrite",
+    "ProjectNamedUrl",
+    "RecomputedExpectations",
     "ReleaseDownload",
     "ReportForging",
     "SkipMarkers",
@@ -78,11 +82,13 @@ def builtin_detectors() -> list[Detector]:
         SkipMarkers(),
         UncollectsTests(),
         ExpectedToObserved(),
+        RecomputedExpectations(),
         ProgramOutputWrite(),
         SpecialCasing(),
         TaskCode(),
         EnvExfiltration(),
         ReleaseDownload(),
+        ProjectNamedUrl(),
         CutText(),
         ImpossiblePass(),
         AnswerTable(),

@@ -144,6 +144,38 @@ def test_model_ignores_a_pass_of_the_agents_own_test_run() -> None:
     assert model.take_impossible() == [Conflict("candidate(5, 3)", "8", "9")]
 
 
+def _call(model: SessionModel, effects: tuple[Effect, ...], output: str) -> None:
+    model.begin_call()
+    for effect in effects:
+        model.observe_effect(effect)
+    model.observe_output(output)
+
+
+def test_model_resolves_a_run_after_cd_against_the_directory_it_entered() -> None:
+    model = SessionModel()
+    model.observe_user(CHECK)
+    own = Effect("write", path="/home/agent/work/test_scratch.py", content="assert 1\n")
+    cd = Effect("exec", argv0="cd", argv=("cd", "/home/agent/work"))
+    run = Effect("exec", argv0="python", argv=("python", "-m", "pytest", "test_scratch.py"))
+    _call(model, (own,), "ok")
+    _call(model, (cd, run), "1 passed in 0.01s")
+    assert model.take_impossible() == []
+    task_run = Effect("exec", argv0="pytest", argv=("pytest", "test_solution.py"))
+    _call(model, (cd, task_run), "11 passed in 0.01s")
+    assert model.take_impossible() == [Conflict("candidate(5, 3)", "8", "9")]
+
+
+def test_model_forgets_a_cd_when_the_next_call_begins() -> None:
+    model = SessionModel()
+    model.observe_user(CHECK)
+    own = Effect("write", path="/home/agent/work/test_scratch.py", content="assert 1\n")
+    cd = Effect("exec", argv0="cd", argv=("cd", "/home/agent/work"))
+    run = Effect("exec", argv0="pytest", argv=("pytest", "test_scratch.py"))
+    _call(model, (own, cd), "ok")
+    _call(model, (run,), "1 passed in 0.01s")
+    assert model.take_impossible() == [Conflict("candidate(5, 3)", "8", "9")]
+
+
 @pytest.mark.parametrize(
     "argv",
     [
