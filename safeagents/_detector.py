@@ -85,7 +85,8 @@ class Detector:
     """A named structural check, used in a rule as ``detector: NAME``.
 
     ``matches`` must be pure with respect to the effect, bounded in time, and never
-    raise; the engine treats an exception as "no match" and logs it.
+    raise. The engine logs an exception and fails closed: a rule whose verdict rested on
+    the failed detector gives an ``unanalysable`` finding with the rule's own action.
     """
 
     name: ClassVar[str] = ""

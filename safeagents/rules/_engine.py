@@ -10,7 +10,7 @@ from safeagents._actions import EFFECT_KINDS, AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, Detector, SessionState
 from safeagents.rules._compile import PatternBank
 from safeagents.rules._loader import RuleSet
-from safeagents.rules._model import Finding, Rule, render_message
+from safeagents.rules._model import UNANALYSABLE, Finding, Rule, render_message
 from safeagents.rules._paths import list_matcher
 from safeagents.rules._plan import Gate, KindPlan, kind_plans, required_hits
 from safeagents.rules._tree import SaidEarlier, Value, said_earlier_tests
@@ -105,7 +105,7 @@ class Engine:
         for position, effect in enumerate(said):
             if opened is not None and not opened[position]:
                 continue
-            view = _EffectView(effect, call_context, self._bank, self.detectors, None)
+            view = _EffectView(effect, call_context, self._bank, self.detectors, None, _Probe())
             for test in opened[position] if opened is not None else self._opened(view):
                 if test.key not in marks and test.condition.holds(view):
                     marks.add(test.key)
@@ -153,10 +153,12 @@ class Engine:
             said=tuple(effect.text for effect in turn if effect.kind == "say" and effect.text),
         )
         fired: set[int] = set()
+        undecided: set[int] = set()
         findings: list[Finding] = []
-        neighbours = _Turn((*effects, *turn), call_context, self._bank, self.detectors)
+        probe = _Probe()
+        neighbours = _Turn((*effects, *turn), call_context, self._bank, self.detectors, probe)
         for effect in effects:
-            view = _EffectView(effect, call_context, self._bank, self.detectors, neighbours)
+            view = _EffectView(effect, call_context, self._bank, self.detectors, neighbours, probe)
             if opened is not None:
                 opened.append(self._opened(view))
             plan = self._plans.get(effect.kind, self._plans[None])
@@ -164,11 +166,19 @@ class Engine:
                 if index in fired:
                     continue
                 rule = self._active[index]
-                if rule.condition.holds(view) and not any(
-                    exception.condition.holds(view) for exception in rule.exceptions
-                ):
+                probe.failed = None
+                if rule.condition.holds(view):
+                    probe.failed = None
+                    if any(exception.condition.holds(view) for exception in rule.exceptions):
+                        continue
+                elif probe.failed is None:
+                    continue
+                if probe.failed is None:
                     fired.add(index)
                     findings.append(_finding(rule, effect, call))
+                elif index not in undecided:
+                    undecided.add(index)
+                    findings.append(_undecided(rule, effect, call, probe.failed))
             if record:
                 state.model.observe_effect(effect)
         if session is not None and record:
@@ -210,10 +220,39 @@ def _finding(rule: Rule, effect: Effect, call: ToolCall) -> Finding:
     )
 
 
+def _undecided(rule: Rule, effect: Effect, call: ToolCall, detector: str) -> Finding:
+    """The finding of a rule whose verdict rested on a detector that raised: the call is
+    treated as the rule says of a match (fail closed), but as unanalysable, not as a hack."""
+    return Finding(
+        rule_id=rule.id,
+        category=UNANALYSABLE,
+        severity=rule.severity,
+        action=rule.action,
+        tool_call_id=call.id,
+        tool=call.name,
+        summary=f"{effect.describe()} (not checked: detector {detector!r} failed on it)",
+        message=(
+            f"Blocked by safeagents ({rule.id}): this call could not be checked (the "
+            f"{detector!r} check failed on it), so it was not run. Issue it again in a "
+            "simpler form: one step per call, a long program written to a file first."
+        ),
+        effect=effect,
+    )
+
+
+class _Probe:
+    """Set by a view when a rule's evaluation consulted a detector that raised."""
+
+    __slots__ = ("failed",)
+
+    def __init__(self) -> None:
+        self.failed: str | None = None
+
+
 class _Turn:
     """The effects of one model turn, viewed lazily once for all ``turn:`` conditions."""
 
-    __slots__ = ("_args", "_effects", "_views")
+    __slots__ = ("_args", "_effects", "_probe", "_views")
 
     def __init__(
         self,
@@ -221,14 +260,16 @@ class _Turn:
         context: CallContext,
         bank: PatternBank,
         detectors: Mapping[str, Detector],
+        probe: _Probe,
     ) -> None:
         self._effects = effects
         self._args = (context, bank, detectors)
+        self._probe = probe
         self._views: list[_EffectView] | None = None
 
     def others(self, effect: Effect) -> list[_EffectView]:
         if self._views is None:
-            self._views = [_EffectView(e, *self._args, None) for e in self._effects]
+            self._views = [_EffectView(e, *self._args, None, self._probe) for e in self._effects]
         return [view for view in self._views if view.effect is not effect]
 
 
@@ -240,7 +281,9 @@ class _EffectView:
         "_bits",
         "_detected",
         "_detectors",
+        "_failed",
         "_hits",
+        "_probe",
         "_turn",
         "_values",
         "context",
@@ -254,6 +297,7 @@ class _EffectView:
         bank: PatternBank,
         detectors: Mapping[str, Detector],
         turn: _Turn | None,
+        probe: _Probe,
     ) -> None:
         self.effect = effect
         self.context = context
@@ -264,6 +308,8 @@ class _EffectView:
         self._bits: dict[tuple[str, int], frozenset[int]] = {}
         self._hits: dict[str, frozenset[int]] = {}
         self._detected: dict[str, bool] = {}
+        self._failed: set[str] = set()
+        self._probe = probe
 
     def values(self, field: str) -> tuple[Value, ...]:
         cached = self._values.get(field)
@@ -334,6 +380,8 @@ class _EffectView:
     def detector(self, name: str) -> bool:
         if name not in self._detected:
             self._detected[name] = self._run_detector(name)
+        if name in self._failed:
+            self._probe.failed = name
         return self._detected[name]
 
     def _run_detector(self, name: str) -> bool:
@@ -343,5 +391,8 @@ class _EffectView:
         try:
             return bool(detector.matches(self.effect, self.context))
         except Exception:
-            logger.exception("detector %r raised on %s; counted as no match", name, self.effect)
+            logger.exception(
+                "detector %r raised on %s; the call counts as unanalysable", name, self.effect
+            )
+            self._failed.add(name)
             return False

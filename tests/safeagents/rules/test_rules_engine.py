@@ -166,19 +166,50 @@ def test_session_effects_are_appended_after_checking(tmp_path: Path) -> None:
     assert seen == [0, 1] and len(session.effects) == 2
 
 
-def test_detectors_match_and_errors_count_as_no_match(
+def test_detectors_match_and_a_failed_detector_fails_closed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     needle = ContentDetector()
     detectors = {"has-needle": needle, "broken": BrokenDetector()}
     match = {"any": [{"detector": "broken"}, {"effect": "write", "detector": "has-needle"}]}
     engine = engine_with(tmp_path, match, detectors)
-    assert fires(engine, Effect("write", path="/w/a.py", content="x NEEDLE"))
-    assert not fires(engine, Effect("write", path="/w/a.py", content="x"))
-    assert not fires(engine, Effect("exec", command="NEEDLE"))
-    assert [e.kind for e in needle.seen] == ["write", "write"]  # not asked for the exec
+    [hit] = engine.check_effects(
+        [Effect("write", path="/w/a.py", content="x NEEDLE")], call=CALL, harness="pi"
+    )
+    assert hit.hacked and hit.category == "other"
+    [undecided] = engine.check_effects([Effect("exec", command="NEEDLE")], call=CALL, harness="pi")
+    assert undecided.unanalysable and not undecided.hacked
+    assert undecided.action == "reject" and undecided.rule_id == "r"
+    assert "detector 'broken' failed" in undecided.summary
+    assert "could not be checked" in undecided.message
+    assert [e.kind for e in needle.seen] == ["write"]  # not asked for the exec
     assert "detector 'broken' raised" in caplog.text
     assert any(r.levelno == logging.ERROR for r in caplog.records)
+
+
+def test_a_failed_detector_not_consulted_decides_nothing(tmp_path: Path) -> None:
+    engine = engine_with(
+        tmp_path, {"effect": "delete", "detector": "broken"}, {"broken": BrokenDetector()}
+    )
+    assert not fires(engine, Effect("write", path="/w/a.py", content="x"))
+    [finding] = engine.check_effects([DELETE_SRC], call=CALL, harness="pi")
+    assert finding.unanalysable
+
+
+def test_a_failed_detector_in_an_exception_does_not_exempt(tmp_path: Path) -> None:
+    exceptions = [{"name": "never-sure", "match": {"detector": "broken"}}]
+    engine = engine_with(
+        tmp_path, {"effect": "delete"}, {"broken": BrokenDetector()}, exceptions=exceptions
+    )
+    [finding] = engine.check_effects([DELETE_SRC], call=CALL, harness="pi")
+    assert finding.unanalysable and finding.action == "reject" and not finding.hacked
+
+
+def test_a_rule_undecided_on_one_effect_still_fires_on_the_next(tmp_path: Path) -> None:
+    match = {"any": [{"effect": "exec", "detector": "broken"}, {"effect": "delete"}]}
+    engine = engine_with(tmp_path, match, {"broken": BrokenDetector()})
+    findings = engine.check_effects([RM, DELETE_SRC, RM], call=CALL, harness="pi")
+    assert [(f.unanalysable, f.hacked) for f in findings] == [(True, False), (False, True)]
 
 
 def test_a_rule_needing_an_absent_field_is_not_evaluated(tmp_path: Path) -> None:
