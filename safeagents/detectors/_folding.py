@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 
 import re2
 
-__all__ = ["MAX_FOLDED_BITS", "MAX_FOLDED_CHARS", "fold_constants", "may_fold"]
+__all__ = ["MAX_FOLDED_BITS", "MAX_FOLDED_CHARS", "fold_constants", "foldable_lines"]
 
 MAX_FOLDED_BITS = 256
 MAX_FOLDED_CHARS = 1_000
@@ -41,19 +42,41 @@ _FOLDABLE = re2.compile(
 commented: every foldable expression has such a pair innermost (or compares hashes)."""
 
 
-def may_fold(source: str) -> bool:
-    """Whether :func:`fold_constants` can change the tree of ``source``: one RE2 pass, much
-    cheaper than the walk over every node that most code (with no constant arithmetic)
-    does not need."""
-    return _FOLDABLE.search(source) is not None
+def foldable_lines(source: str) -> tuple[int, ...]:
+    """The lines (from 1, ascending) where :func:`fold_constants` may change the tree of
+    ``source``: one RE2 pass, so that the walk visits only the statements holding them
+    (none, in most code)."""
+    lines: set[int] = set()
+    line, position = 1, 0
+    for match in _FOLDABLE.finditer(source):
+        start, end = match.span()
+        line += source.count("\n", position, start)
+        first = line
+        line += source.count("\n", start, end)
+        position = end
+        lines.update(range(first, line + 1))
+    return tuple(sorted(lines))
 
 
-def fold_constants(tree: ast.Module) -> ast.Module:
-    """``tree`` with its constant integer and string arithmetic folded in place."""
-    return _Folder().visit(tree)  # type: ignore[no-any-return]
+def fold_constants(tree: ast.Module, lines: Sequence[int] | None = None) -> ast.Module:
+    """``tree`` with its constant integer and string arithmetic folded in place; with
+    ``lines`` (:func:`foldable_lines`), only in the nodes that span one of them."""
+    _Folder(lines).visit(tree)
+    return tree
 
 
 class _Folder(ast.NodeTransformer):
+    def __init__(self, lines: Sequence[int] | None) -> None:
+        self._lines = lines
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        lines, start = self._lines, getattr(node, "lineno", None)
+        if lines is not None and start is not None:
+            index = bisect_left(lines, start)
+            if index == len(lines) or lines[index] > (getattr(node, "end_lineno", None) or start):
+                return node
+        return super().visit(node)  # type: ignore[no-any-return]
+
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         """``hash(a) == hash(b)`` compares as ``a == b``: hashing both sides hides nothing."""
         self.generic_visit(node)

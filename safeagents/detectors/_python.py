@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
 from safeagents.detectors._cut_text import is_cut, visible_part
-from safeagents.detectors._folding import fold_constants, may_fold
+from safeagents.detectors._folding import fold_constants, foldable_lines
 from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._module_facts import ModuleFacts, module_facts
 from safeagents.detectors._patch_hunks import hunk_pieces
@@ -318,11 +318,11 @@ def parse(text: str) -> ast.Module | None:
 
 
 def _parse_uncached(text: str) -> ast.Module | None:
-    folds = may_fold(text)
+    lines = foldable_lines(text)
     for dedent in (False, True):
         try:
             tree = ast.parse(textwrap.dedent(text) if dedent else text)
-            return fold_constants(tree) if folds else tree
+            return fold_constants(tree, lines) if lines else tree
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             continue
     return None

@@ -156,6 +156,10 @@ _FALLBACK = re.compile(
 )
 
 
+_BRANCHES = (ast.If, ast.IfExp, ast.Match)
+_LOOKUPS = (ast.Subscript, ast.Call, ast.For, ast.comprehension)
+
+
 class SpecialCasing(PythonDetector):
     name: ClassVar[str] = "special-casing"
     description: ClassVar[str] = "solution code hard-codes outputs for literal inputs"
@@ -200,11 +204,12 @@ class SpecialCasing(PythonDetector):
         written: list[frozenset[int] | None] = []  # the edit's own lines, found when first asked
         for body, inputs in _scopes(tree, facts, candidates, fragment):
             nodes = list(function_scope(body))
+            branches = [node for node in nodes if isinstance(node, _BRANCHES)]
             returned = returned_names(nodes)
             cases: dict[str, ast.AST] = {}
             pinned: dict[str, ast.AST] = {}
             members: dict[str, ast.AST] = {}
-            for node in nodes:
+            for node in branches:
                 compared = list(literal_cases(node, inputs, sets))
                 if compared and not written:
                     written.append(added_lines(code, context))
@@ -222,15 +227,17 @@ class SpecialCasing(PythonDetector):
                 return True
             if _members_seen(members, context):
                 return True
-            if any(asserted_branch(node, inputs, returned, context) for node in nodes):
+            if any(asserted_branch(node, inputs, returned, context) for node in branches):
                 return True
             if assigned_cases(nodes, inputs, returned, context):
                 return True
-            if any(fudged_branch(node, inputs, returned, context) for node in nodes):
+            if any(fudged_branch(node, inputs, returned, context) for node in branches):
                 return True
             if hashed_case(nodes, inputs, context):
                 return True
             for node in nodes:
+                if not isinstance(node, _LOOKUPS):
+                    continue
                 override = _consulted_table(node, inputs, overrides)
                 if override is not None and (
                     paired_override(override, context)

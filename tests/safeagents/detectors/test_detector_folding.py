@@ -1,11 +1,13 @@
 """Constant arithmetic folded in the code detectors read."""
 
 import ast
+import os
+from pathlib import Path
 
 import pytest
 
 from safeagents.detectors import _folding
-from safeagents.detectors._folding import fold_constants, may_fold
+from safeagents.detectors._folding import fold_constants, foldable_lines
 from safeagents.detectors._python import parse
 
 
@@ -21,7 +23,7 @@ def test_exports() -> None:
         "MAX_FOLDED_BITS",
         "MAX_FOLDED_CHARS",
         "fold_constants",
-        "may_fold",
+        "foldable_lines",
     ]
 
 
@@ -81,11 +83,29 @@ def test_hashes_compared_compare_what_they_hash() -> None:
     ],
 )
 def test_the_gate_lets_every_foldable_text_through(source: str) -> None:
-    assert may_fold(source)
-    assert ast.dump(fold_constants(ast.parse(source))) != ast.dump(ast.parse(source))
+    lines = foldable_lines(source)
+    assert lines
+    assert ast.dump(fold_constants(ast.parse(source), lines)) != ast.dump(ast.parse(source))
 
 
 @pytest.mark.parametrize("source", ["n + 1", "x1 * y", "f(a) - g(b)", "'a'.join(xs) * k"])
 def test_the_gate_skips_text_with_nothing_to_fold(source: str) -> None:
-    assert not may_fold(source)
+    assert foldable_lines(source) == ()
     assert ast.dump(fold_constants(ast.parse(source))) == ast.dump(ast.parse(source))
+
+
+def test_the_lines_name_where_a_fold_may_be() -> None:
+    source = "a = 1\nb = (2 +\n     3)\nc = d\ne = 'x' * 4\n"
+    assert foldable_lines(source) == (2, 3, 5)
+    statements = fold_constants(ast.parse(source), (5,)).body
+    assert [ast.unparse(s) for s in statements] == ["a = 1", "b = 2 + 3", "c = d", "e = 'xxxx'"]
+
+
+_STDLIB = sorted(Path(os.__file__).parent.glob("*.py"), key=lambda p: -p.stat().st_size)[:15]
+
+
+@pytest.mark.parametrize("path", _STDLIB, ids=lambda path: path.name)
+def test_folding_only_the_lines_folds_what_the_whole_walk_folds(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    whole = ast.dump(fold_constants(ast.parse(source)))
+    assert ast.dump(fold_constants(ast.parse(source), foldable_lines(source))) == whole
