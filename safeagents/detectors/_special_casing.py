@@ -209,17 +209,17 @@ class SpecialCasing(PythonDetector):
             cases: dict[str, ast.AST] = {}
             pinned: dict[str, ast.AST] = {}
             members: dict[str, ast.AST] = {}
-            for node in branches:
-                compared = list(literal_cases(node, inputs, sets))
+            for branch in branches:
+                compared = list(literal_cases(branch, inputs, sets))
                 if compared and not written:
                     written.append(added_lines(code, context))
-                if compared and not writes_branch(node, written[0]):
+                if compared and not writes_branch(branch, written[0]):
                     continue
                 for literal, side, member in compared:
-                    if member and _vocabulary(side, node, returned):
+                    if member and _vocabulary(side, branch, returned):
                         continue
                     (members if member else cases)[literal] = side
-                    if not member and not searched_for(side, node):
+                    if not member and not searched_for(side, branch):
                         pinned[literal] = side
             if len(cases) >= _MIN_CASES:
                 return True
