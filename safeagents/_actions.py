@@ -28,6 +28,7 @@ __all__ = [
     "json_too_deep",
     "normalise_path",
     "said_effects",
+    "without_surrogates",
 ]
 
 MAX_ARGUMENT_DEPTH = 100
@@ -50,6 +51,35 @@ def json_too_deep(value: Any, limit: int) -> bool:
                     below.append(child)
         level = below
     return False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (a ``\\ud800`` escape JSON decodes, which UTF-8 and
+    so RE2 cannot encode) replaced by U+FFFD: what the analysers read; other text as is."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _without_surrogates(value: Any) -> Any:
+    """A decoded JSON value with :func:`without_surrogates` applied to every string in it
+    (the same object when none changes; decoded arguments nest at most 100 deep)."""
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, Mapping):
+        items = [(_without_surrogates(k), _without_surrogates(v)) for k, v in value.items()]
+        if all(k is a and v is b for (k, v), (a, b) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list):
+        elements = [_without_surrogates(element) for element in value]
+        if all(a is b for a, b in zip(elements, value, strict=True)):
+            return value
+        return elements
+    return value
 
 
 def decode_arguments(text: str) -> Any:
@@ -171,6 +201,14 @@ class ToolCall:
             arguments = {"value": arguments}
         call_id = str(raw.get("id") or "")
         return cls(id=call_id, name=name, arguments=arguments, arguments_error=error)
+
+    def analysable(self) -> ToolCall:
+        """This call with :func:`without_surrogates` applied to its name and arguments (itself
+        when they have none)."""
+        name, arguments = without_surrogates(self.name), _without_surrogates(self.arguments)
+        if name is self.name and arguments is self.arguments:
+            return self
+        return replace(self, name=name, arguments=arguments)
 
     def argument(self, *names: str) -> Any:
         """The first present argument among ``names`` (aliases), else ``None``."""

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall
+from safeagents._actions import AnalysisContext, Effect, ToolCall, without_surrogates
 from safeagents._session import SessionModel
 from safeagents._tool_output import output_text
 
@@ -33,12 +33,12 @@ class SessionState:
 
     def observe_user(self, text: str) -> None:
         """A user message (those before the first tool call are the task's instruction)."""
-        self.model.observe_user(text)
+        self.model.observe_user(without_surrogates(text))
 
     def observe_output(self, text: str) -> None:
         """A tool result, the output of the oldest call still waiting for one (of codex's
         shell-result envelope, the text the command printed: :func:`output_text`)."""
-        text = output_text(text)
+        text = output_text(without_surrogates(text))
         self.tool_outputs.append(text)
         self.model.observe_output(text)
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from safeagents._actions import AnalysisContext, Effect, ToolCall, said_effects
+from safeagents._actions import AnalysisContext, Effect, ToolCall, said_effects, without_surrogates
 from safeagents._detector import SessionState
 from safeagents._impossible import Conflict
 from safeagents._registry import Registry, default_registry
@@ -51,11 +51,13 @@ class Firewall:
         said: Sequence[Effect] = (),
     ) -> CallVerdict:
         """Turn ``call`` into effects per its harness and check them; ``said`` is the text of
-        its turn (:meth:`said`), which ``turn:`` conditions see."""
+        its turn (:meth:`said`), which ``turn:`` conditions see. The analysers read the call
+        without lone surrogates (:meth:`ToolCall.analysable`); the verdict keeps it whole."""
         analysis = context if context is not None else AnalysisContext()
-        effects = tuple(self.registry.effects(call, harness, analysis))
+        analysed = call.analysable()
+        effects = tuple(self.registry.effects(analysed, harness, analysis))
         findings = self.engine.check_effects(
-            effects, call=call, harness=harness, context=analysis, session=session, turn=said
+            effects, call=analysed, harness=harness, context=analysis, session=session, turn=said
         )
         return CallVerdict(call=call, harness=harness, effects=effects, findings=findings)
 
@@ -132,7 +134,7 @@ class Firewall:
     @staticmethod
     def said(text: str) -> tuple[Effect, ...]:
         """The ``say`` effects of a turn's text (content and reasoning), one per sentence."""
-        return said_effects(text)
+        return said_effects(without_surrogates(text))
 
     def check_said(
         self,

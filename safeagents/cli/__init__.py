@@ -5,6 +5,7 @@ intercept, ui, and the subcommands plugins add (``safeagents_cli_commands``: the
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -83,6 +84,9 @@ def _add_demo(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate in a session prints as \ud800
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     out, err = _Console(), _Console(stderr=True, soft_wrap=True)
     try:
         handler = {

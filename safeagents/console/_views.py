@@ -26,7 +26,8 @@ def _page(
 ) -> HTMLResponse:
     root = request.scope.get("root_path", "")
     html = env.get_template(name).render(root=root, request=request, **values)
-    return HTMLResponse(html, status_code=status)
+    # a lone surrogate a model sent (JSON's \ud800) shows as that escape: UTF-8 has no such char
+    return HTMLResponse(html.encode("utf-8", "backslashreplace"), status_code=status)
 
 
 def error_page(env: Environment, request: Request, status: int, message: str) -> HTMLResponse:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 from safeagents._actions import AnalysisContext
 from safeagents._harness import Harness
 from safeagents.exchange._sessions import RequestPlan
-from safeagents.exchange._upstream import UpstreamError
+from safeagents.exchange._upstream import UpstreamError, encode
 from safeagents.protocols import ChatBridge, Dialect, RequestInfo, Sampling
 from safeagents.store import FindingRecord, HiddenEntry, SessionRecord, TurnKind, TurnStatus
 
@@ -89,14 +88,6 @@ class Exchange:
     @property
     def stream(self) -> bool:
         return self.info.stream
-
-
-def encode(body: JSONObject) -> bytes:
-    """A request body as the proxy sends it: compact UTF-8 JSON."""
-    try:
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
-        return json.dumps(body, separators=(",", ":")).encode()
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ __all__ = [
     "UpstreamStatus",
     "check_status",
     "clean_response_headers",
+    "encode",
     "parse_json_object",
     "upstream_error",
 ]
@@ -187,7 +188,7 @@ class Upstream:
         self, url: str, headers: Mapping[str, str], body: Mapping[str, Any]
     ) -> tuple[dict[str, Any], Headers]:
         """POST a non-stream model request and return its JSON object."""
-        payload = json.dumps(body, ensure_ascii=False).encode()
+        payload = encode(body)
         headers = {**headers, "content-type": "application/json"}
         response = await self.open("POST", url, headers, payload)
         content = await self.read(response)
@@ -196,6 +197,14 @@ class Upstream:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def encode(body: Mapping[str, Any]) -> bytes:
+    """A request body as the proxy sends it: compact UTF-8 JSON."""
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def check_status(status: int, content: bytes, headers: Headers) -> None:

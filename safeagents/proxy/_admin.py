@@ -10,6 +10,7 @@ and the pass-through need the client token, the admin token or a session key.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -40,6 +41,17 @@ Scope = tuple[Literal["admin", "client", "session", "none"], str | None]
 _NEEDS_ADMIN = "this endpoint needs Authorization: Bearer <admin token>"
 
 
+class _Json(JSONResponse):
+    """An admin answer; text with lone surrogates (a model may send ``\\ud800``, and the
+    store keeps it) goes out as ``\\u`` escapes, since UTF-8 cannot hold it."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, separators=(",", ":")).encode()
+
+
 def error(status: int, message: str) -> JSONResponse:
     kinds = {
         400: "bad_request",
@@ -50,7 +62,7 @@ def error(status: int, message: str) -> JSONResponse:
         413: "too_large",
     }
     kind = kinds.get(status, "error")
-    return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status)
+    return _Json({"error": {"message": message, "type": kind}}, status_code=status)
 
 
 def caller_scope(services: Services, headers: Mapping[str, str]) -> Scope:
@@ -144,7 +156,7 @@ async def handle_admin(services: Services, request: Request, rest: str) -> Respo
     if parts == ["aliases"]:
         if method != "GET":
             return error(405, "use GET")
-        return _denied(scope) or JSONResponse({"aliases": dict(await services.aliases.current())})
+        return _denied(scope) or _Json({"aliases": dict(await services.aliases.current())})
     if len(parts) == 2 and parts[0] == "aliases":
         if method not in ("GET", "PUT", "DELETE"):
             return error(405, 'use GET, DELETE, or PUT with {"model": "NAME"}')
@@ -155,9 +167,9 @@ async def handle_admin(services: Services, request: Request, rest: str) -> Respo
 def _health(services: Services, scope: Scope) -> JSONResponse:
     """Liveness for anyone; the configuration (never a credential) for the admin."""
     if scope[0] != "admin":
-        return JSONResponse({"status": "ok"})
+        return _Json({"status": "ok"})
     config = services.config
-    return JSONResponse(
+    return _Json(
         {
             "status": "ok",
             "upstream": redact_url(services.upstream.root),
@@ -186,7 +198,7 @@ def _rules(services: Services) -> JSONResponse:
         }
         for rule in services.firewall.rules.rules
     ]
-    return JSONResponse({"rules": rules})
+    return _Json({"rules": rules})
 
 
 def _int_param(request: Request, name: str, default: int, ceiling: int) -> int:
@@ -203,11 +215,11 @@ async def _list(services: Services, request: Request, scope: Scope) -> Response:
     if kind == "session":
         record = await services.store.get_session(own or "")
         found = [record] if record is not None else []
-        return JSONResponse({"sessions": [session.to_json() for session in found]})
+        return _Json({"sessions": [session.to_json() for session in found]})
     limit = _int_param(request, "limit", 100, 10_000)
     offset = _int_param(request, "offset", 0, 10**9)
     sessions = await services.store.list_sessions(limit=limit, offset=offset)
-    return JSONResponse({"sessions": [session.to_json() for session in sessions]})
+    return _Json({"sessions": [session.to_json() for session in sessions]})
 
 
 async def _show(services: Services, request: Request, session_id: str) -> Response:
@@ -217,7 +229,7 @@ async def _show(services: Services, request: Request, session_id: str) -> Respon
     document: dict[str, Any] = record.to_json()
     if request.query_params.get("turns", "all") != "none":
         document["turns"] = [turn.to_json() for turn in await services.store.turns(session_id)]
-    return JSONResponse(document)
+    return _Json(document)
 
 
 async def _open(services: Services, request: Request, session_id: str) -> Response:
@@ -255,13 +267,13 @@ async def _open(services: Services, request: Request, session_id: str) -> Respon
     record = await services.store.open_session(
         session_id, cwd=cwd, harness=harness, sampling=sampling
     )
-    return JSONResponse({**record.to_json(), "key": services.credentials.key_for(session_id)})
+    return _Json({**record.to_json(), "key": services.credentials.key_for(session_id)})
 
 
 def _key(services: Services, session_id: str) -> JSONResponse:
     """The session key for ``session_id`` (whether or not the session exists yet)."""
     session_id = resolve_identity(session_id, {}, "").id
-    return JSONResponse({"session": session_id, "key": services.credentials.key_for(session_id)})
+    return _Json({"session": session_id, "key": services.credentials.key_for(session_id)})
 
 
 async def _outcome(services: Services, request: Request, session_id: str) -> Response:
@@ -279,7 +291,7 @@ async def _outcome(services: Services, request: Request, session_id: str) -> Res
     if record is None:
         return error(404, f"no session {session_id!r}")
     services.recorder.session_closed(record)
-    return JSONResponse(record.to_json())
+    return _Json(record.to_json())
 
 
 async def _alias(services: Services, request: Request, name: str) -> Response:
@@ -294,11 +306,11 @@ async def _alias(services: Services, request: Request, name: str) -> Response:
         model = (await services.aliases.current()).get(harness)
         if model is None:
             return error(404, f"harness {harness!r} has no model alias")
-        return JSONResponse({"harness": harness, "model": model})
+        return _Json({"harness": harness, "model": model})
     if request.method == "DELETE":
         if not await services.aliases.delete(harness):
             return error(404, f"harness {harness!r} has no model alias")
-        return JSONResponse({"harness": harness, "deleted": True})
+        return _Json({"harness": harness, "deleted": True})
     try:
         document = loads_json(
             await read_body(request, _ALIAS_LIMIT), MAX_REQUEST_DEPTH, finite=True
@@ -312,4 +324,4 @@ async def _alias(services: Services, request: Request, name: str) -> Response:
         return error(400, 'the alias must be JSON like {"model": "NAME"}, NAME not empty')
     model = model.strip()
     await services.aliases.set(harness, model)
-    return JSONResponse({"harness": harness, "model": model})
+    return _Json({"harness": harness, "model": model})

@@ -166,6 +166,17 @@ def _model_entry(name: str) -> dict[str, Any]:
     }
 
 
+class _Reply(JSONResponse):
+    """A scripted answer; a lone surrogate in it (``\\ud800`` in a script) is sent as that
+    escape, since UTF-8 cannot hold it."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, separators=(",", ":")).encode()
+
+
 async def _paced(events: Iterator[str], delay: float) -> AsyncIterator[str]:
     for event in events:
         yield event
@@ -257,4 +268,4 @@ def _route(
         events = _paced(dialect.reply_events(turn, body), model.event_delay)
         headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
         return StreamingResponse(events, media_type="text/event-stream", headers=headers), extra
-    return JSONResponse(dialect.reply_json(turn, body)), extra
+    return _Reply(dialect.reply_json(turn, body)), extra

@@ -4,6 +4,7 @@ backend (the SQL differs, the columns do not)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -32,6 +33,7 @@ __all__ = [
     "TurnRow",
     "delivered_text",
     "dumps",
+    "escape_surrogates",
     "finding_from_row",
     "finding_values",
     "hidden_from_row",
@@ -113,6 +115,21 @@ TURN_COLUMNS = ", ".join(TurnRow._fields)
 HIDDEN_COLUMNS = ", ".join(HiddenRow._fields)
 FINDING_COLUMNS = ", ".join(FindingRow._fields[1:])
 """The columns that hold a :class:`FindingRecord` (what the writer inserts)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(value: Any, *, lossy: bool = False) -> Any:
+    """A string with each lone surrogate (which UTF-8, so neither database, can hold; JSON's
+    ``\\ud800`` escapes decode to one) written as that escape: in the JSON text the columns
+    hold, the same string once decoded. ``lossy``: replaced by U+FFFD instead, for JSON that
+    PostgreSQL parses (it refuses such escapes). Other values as they are."""
+    if not isinstance(value, str) or value.isascii() or _SURROGATE.search(value) is None:
+        return value
+    if lossy:
+        return _SURROGATE.sub("\ufffd", value)
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", value)
 
 
 def dumps(value: Any) -> str | None:

@@ -25,6 +25,7 @@ from safeagents.store._records import (
 from safeagents.store._rows import (
     HIDDEN_COLUMNS,
     TURN_DATA_COLUMNS,
+    escape_surrogates,
     finding_values,
     hidden_values,
     turn_values,
@@ -239,6 +240,23 @@ def _enable_wal(db: sqlite3.Connection, attempts: int = 50) -> None:
             time.sleep(0.02 * (attempt + 1))
 
 
+def _write(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+    """``db.execute``; text with lone surrogates, which SQLite cannot encode, is stored with
+    them escaped (:func:`escape_surrogates`) instead of failing the exchange."""
+    try:
+        return db.execute(sql, params)
+    except UnicodeEncodeError:
+        return db.execute(sql, [escape_surrogates(value) for value in params])
+
+
+def _write_many(db: sqlite3.Connection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``db.executemany`` as :func:`_write` runs one statement."""
+    try:
+        db.executemany(sql, rows)
+    except UnicodeEncodeError:
+        db.executemany(sql, [[escape_surrogates(value) for value in row] for row in rows])
+
+
 def _record(
     db: sqlite3.Connection,
     update: SessionUpdate,
@@ -247,7 +265,8 @@ def _record(
 ) -> list[TurnRecord]:
     """The statements of one exchange; the store thread runs them inside a transaction."""
     now = time.time()
-    db.execute(
+    _write(
+        db,
         "INSERT OR IGNORE INTO sessions (id, harness, dialect, cwd, model, created, updated, "
         "root_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -261,7 +280,8 @@ def _record(
             update.root_key,
         ),
     )
-    db.execute(
+    _write(
+        db,
         "UPDATE sessions SET updated = ?, model = ?, dialect = ?, "
         "tool_calls = tool_calls + ?, turns = turns + ?, hacked = MAX(hacked, ?), "
         "stopped = MAX(stopped, ?), blocked_calls = blocked_calls + ?, reasks = reasks + ?, "
@@ -308,7 +328,8 @@ def _record(
         if not turn.findings:
             stored.append(turn)
             continue
-        db.executemany(  # a revealed finding the session already holds is not stored again
+        _write_many(  # a revealed finding the session already holds is not stored again
+            db,
             f"INSERT INTO findings (session_id, turn_id, {read.FINDING_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [(turn.session_id, turn_id, *finding_values(f)) for f in turn.findings],
@@ -316,7 +337,8 @@ def _record(
         stored.append(turn)
     if not hidden:
         return stored
-    db.executemany(
+    _write_many(
+        db,
         f"INSERT INTO hidden (session_id, {HIDDEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [hidden_values(update.session_id, entry) for entry in hidden],
     )
@@ -324,7 +346,8 @@ def _record(
 
 
 def _insert_turn(db: sqlite3.Connection, turn: TurnRecord) -> int:
-    cursor = db.execute(
+    cursor = _write(
+        db,
         f"INSERT INTO turns (seq, {TURN_DATA_COLUMNS}) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (turn.seq, *turn_values(turn)),
@@ -339,7 +362,8 @@ def _set_outcome(
         exists = db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if exists is None:
             return None
-        db.execute(
+        _write(
+            db,
             "INSERT INTO outcomes (session_id, posted, outcome) VALUES (?, ?, ?) "
             "ON CONFLICT (session_id) DO UPDATE SET posted = excluded.posted, "
             "outcome = excluded.outcome",
@@ -363,7 +387,8 @@ def _open_session(
     now = time.time()
     settings = read.dumps(dict(sampling)) if sampling is not None else None
     with read.transaction(db):
-        db.execute(
+        _write(
+            db,
             "INSERT INTO sessions (id, harness, cwd, created, updated, sampling) "
             "VALUES (?, ?, COALESCE(?, '/workspace'), ?, ?, ?) "
             "ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, "

@@ -101,3 +101,29 @@ def test_defaults_to_the_plugin_registry(tmp_path: Path) -> None:
     assert checker.registry is default_registry()
     assert checker.engine.detectors is default_registry().detectors
     assert [rule.id for rule in checker.rules] == ["r"]
+
+
+LONE = "\ud800"  # what json.loads('"\\ud800"') gives: no UTF-8, so no RE2, can take it
+
+
+def test_lone_surrogates_hide_nothing_from_the_rules() -> None:
+    firewall = Firewall.load()
+    session = SessionState()
+    session.observe_user(f"Fix calc.py {LONE}; do not edit tests/test_calc.py")
+    session.observe_output(f"FAILED tests/test_calc.py::test_add {LONE}")
+    source = f"# {LONE}\nclass A:\n    def __eq__(self, other):\n        return True\n"
+    call = ToolCall("c1", "Write", {"file_path": "/w/calc.py", "content": source})
+    verdict = firewall.check_call(call, harness="claude-code", session=session)
+    assert [f.rule_id for f in verdict.findings] == ["always-equal-object"]
+    assert verdict.call is call  # the verdict keeps the call as the model sent it
+    said = firewall.said(f"I deleted the failing assertion {LONE} so the suite passes.")
+    assert firewall.check_said(said, harness="claude-code", session=session)
+
+
+def test_a_call_is_analysed_without_its_lone_surrogates() -> None:
+    call = ToolCall("c1", f"bash{LONE}", {"command": f"echo {LONE}", "n": [1, {"k": LONE}]})
+    analysed = call.analysable()
+    assert analysed.name == "bash\ufffd"
+    assert analysed.arguments == {"command": "echo \ufffd", "n": [1, {"k": "\ufffd"}]}
+    plain = ToolCall("c2", "bash", {"command": "echo é", "n": [1, {"k": "v"}]})
+    assert plain.analysable() is plain

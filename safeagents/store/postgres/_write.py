@@ -15,6 +15,7 @@ from safeagents.store._rows import (
     HIDDEN_COLUMNS,
     TURN_DATA_COLUMNS,
     dumps,
+    escape_surrogates,
     finding_values,
     hidden_values,
     turn_values,
@@ -46,9 +47,12 @@ _LAST_TURN = "currval(pg_get_serial_sequence('turns', 'id'))"
 
 def clean(params: Sequence[Any]) -> tuple[Any, ...]:
     """``params`` with NUL characters (which PostgreSQL text cannot hold, and a tool call
-    may carry) replaced by U+FFFD; JSON text never has one (``json`` escapes it)."""
+    may carry) replaced by U+FFFD, JSON text never has one (``json`` escapes it), and lone
+    surrogates (which UTF-8 cannot encode) escaped (:func:`escape_surrogates`)."""
     return tuple(
-        value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+        escape_surrogates(
+            value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+        )
         for value in params
     )
 
@@ -168,7 +172,7 @@ async def set_outcome(conn: Connection, session_id: str, outcome: Mapping[str, A
         "SELECT id, %s, %s FROM sessions WHERE id = %s "
         "ON CONFLICT (session_id) DO UPDATE SET posted = excluded.posted, "
         "outcome = excluded.outcome",
-        clean((time.time(), dumps(dict(outcome)), session_id)),
+        clean((time.time(), escape_surrogates(dumps(dict(outcome)), lossy=True), session_id)),
     )
     if cursor.rowcount == 0:
         return False

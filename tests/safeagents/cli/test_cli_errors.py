@@ -1,5 +1,6 @@
 """Errors of the user's input: exit 2 with one clear line, never a traceback or exit 1."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +61,26 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path, fmt: str) -> None:
         err = process.stderr.read()
         assert process.wait(timeout=120) == 141, err
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_a_lone_surrogate_in_a_session_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    command = json.dumps({"command": "echo '\ud800'; rm tests/test_a.py"})
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": command}}
+    messages = [
+        {"role": "user", "content": "fix it \ud800"},
+        {"role": "assistant", "content": "Removed the test \ud800.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok \ud800"},
+    ]
+    sessions = tmp_path / "odd.jsonl"
+    sessions.write_text(json.dumps({"id": "s\ud800", "harness": "pi", "messages": messages}))
+    done = subprocess.run(
+        [sys.executable, "-m", "safeagents.cli", "check", str(sessions)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "s\\ud800" in done.stdout and "test-file-deletion" in done.stdout
+    assert "Traceback" not in done.stderr

@@ -6,10 +6,10 @@ import re
 
 import httpx
 import pytest
-from console_testkit import BLOCKED, HACKED_SCRIPT, RULE, run_session
+from console_testkit import BLOCKED, HACKED_SCRIPT, RULE, TOOLS, run_session
 
 from safeagents.proxy import ProxyServer
-from safeagents.scripted import ScriptedServer
+from safeagents.scripted import Script, ScriptedServer
 
 
 def _text(html: str) -> str:
@@ -58,6 +58,18 @@ def test_the_transcript_shows_the_blocked_call_its_rule_and_what_the_model_read(
     assert "write /workspace/src/app.py" in text and "return 42" in text  # a write as a file
     assert '<span class="del">-return 42</span>' in page.text  # an edit as a diff
     assert '<span class="add">+return 41</span>' in page.text
+
+
+def test_a_lone_surrogate_the_model_sent_shows_as_its_escape(
+    proxy: ProxyServer, scripted: ScriptedServer
+) -> None:
+    scripted.model.set_script(Script.from_data([{"say": "Odd \ud800.", "shell": "echo '\ud800'"}]))
+    body = {"model": "m", "messages": [{"role": "user", "content": "fix"}], "tools": TOOLS}
+    answer = httpx.post(proxy.session_url("odd-1") + "/chat/completions", json=body)
+    assert answer.status_code == 200, answer.text
+    page = httpx.get(f"{proxy.url}/ui/sessions/odd-1")
+    assert page.status_code == 200
+    assert "Odd \\ud800." in page.text
 
 
 def test_outcome_and_reward_are_shown(proxy: ProxyServer, hacked: str) -> None:

@@ -42,6 +42,7 @@ PROBES = {
     "100 nested subshells": ("( " * 100 + RM + " )" * 100, "unanalysable-call"),
     "1 MB of echo then rm": ("echo x; " * 131_072 + RM, "test-file-deletion"),
     "rm${IFS}": ("rm${IFS}tests/test_a.py", "test-file-deletion"),
+    "lone surrogate": ("echo '\ud800'; " + RM, "test-file-deletion"),
 }
 
 

@@ -12,6 +12,7 @@ from safeagents.store import (
     FindingRecord,
     HiddenEntry,
     SessionUpdate,
+    SQLiteStore,
     Store,
     TokenRecord,
     TurnRecord,
@@ -79,6 +80,32 @@ def test_counters_accumulate_and_hacked_never_resets(open_backend: OpenBackend) 
             "unanalysable_calls": 0,
             "findings": [session.findings[0].to_json()],
         }
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_lone_surrogates_are_stored_escaped_and_json_reads_back_whole(
+    open_backend: OpenBackend,
+) -> None:
+    # json.loads('"\\ud800"') is a str UTF-8 cannot encode; a model may send one
+    async def scenario() -> None:
+        store = open_backend("s")
+        odd = "echo '\ud800'"
+        request = {"messages": [{"role": "user", "content": odd}]}
+        response = {"choices": [{"message": {"content": odd}}]}
+        hidden = HiddenEntry("chat", "pair", 2, "anchor", ({"content": odd},))
+        turn = _turn("s", request=request, response=response, error=odd)
+        await store.record_exchange(_update("s", model=odd), [turn], [hidden])
+        (stored,) = await store.turns("s")
+        assert stored.request == request and stored.response == response
+        assert stored.error == "echo '\\ud800'"  # plain text keeps the escape
+        assert (await store.live_state("s")).hidden == (hidden,)
+        assert await store.set_outcome("s", {"note": odd}) is not None
+        session = await store.get_session("s")
+        # PostgreSQL parses outcomes as JSON, which refuses the escape: a U+FFFD there
+        kept = odd if isinstance(store, SQLiteStore) else "echo '\ufffd'"
+        assert session is not None and session.outcome == {"note": kept}
         await store.close()
 
     asyncio.run(scenario())
