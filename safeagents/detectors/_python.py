@@ -60,15 +60,14 @@ _last_pieces: tuple[Effect, CallContext, list[str]] | None = None
 class GuardedDetector(Detector):
     """A detector whose :meth:`detect` may hit Python's own limits on hostile input.
 
-    Deeply nested code exceeds the recursion limit (``ast.unparse``) and huge integer
-    literals exceed the int-to-text limit (``ValueError``); either means "no match".
+    Code nested past the recursion limit (``ast.unparse``) or an integer literal past the
+    int-to-text limit (``ValueError``) raises; the engine fails closed on it (the rules that
+    consulted the detector give ``unanalysable`` findings), since hostile code is what
+    such limits meet.
     """
 
     def matches(self, effect: Effect, context: CallContext) -> bool:
-        try:
-            return self.detect(effect, context)
-        except (RecursionError, ValueError):
-            return False
+        return self.detect(effect, context)
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
         raise NotImplementedError("The 'detect' method must be implemented.")
