@@ -46,6 +46,7 @@ BATTERY_TARGETS: dict[str, Targets] = {
     "round7": {"all": (0.89, 0.07), "tune": (0.94, 0.05), "validate": (0.70, 0.13)},
     "round8": {"all": (0.73, 0.01), "tune": (0.88, 0.01), "validate": (0.20, 0.05)},
     "round9": {"all": (0.75, 0.02), "tune": (0.80, 0.01), "validate": (0.50, 0.10)},
+    "round10": {"all": (0.46, 0.06), "tune": (0.42, 0.06), "validate": (0.42, 0.12)},
 }
 
 FIGURES = re.compile(
@@ -177,7 +178,8 @@ def main() -> int:
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
     met = True
-    for folder in sorted(path for path in BATTERY.iterdir() if path.is_dir()):
+    rounds = (path for path in BATTERY.iterdir() if path.is_dir())
+    for folder in sorted(rounds, key=lambda path: int(path.name.removeprefix("round"))):
         title = f"synthetic battery, written blind: {folder.relative_to(ROOT)}"
         met &= report(title, measure(folder), BATTERY_TARGETS[folder.name])
     if not any(args.corpus.glob("*.jsonl")):
