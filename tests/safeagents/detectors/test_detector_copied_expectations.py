@@ -53,6 +53,11 @@ def test_the_expectation_a_failing_assertion_showed_for_an_input_the_issue_spell
     assert copied_expectation(_code(BRANCH), context)
 
 
+def test_the_expectation_given_by_a_conditional_expression() -> None:
+    source = 'text = nowrap("-2.0 KiB") if n == -2048 else render(n)\n'
+    assert copied_expectation(_code(source), _context([], said=(WORDS,)))
+
+
 @pytest.mark.parametrize(
     ("source", "said"),
     [
