@@ -5,8 +5,11 @@
 instruction, every tool output (a test file read, a traceback quoting the failing line) and
 test files the agent wrote. An output that reports a failure (a traceback, ``FAILED``,
 ``AssertionError``) marks the assertion lines a traceback quotes (the line after
-``File "…", line N``, or pytest's ``>`` line) as seen failing. Each text is read once (kept
-by identity) and the book of a session grows with its new outputs only.
+``File "…", line N``, or pytest's ``>`` line) as seen failing, and so does a failure's
+``assert 778335790 == 778335787`` (pytest's summary of values alone) for the asserted calls
+expecting that distinctive value (a number of 100 and more, a string of 8+ characters),
+whichever output showed the call. Each text is read once (kept by identity) and the book of
+a session grows with its new outputs only.
 """
 
 from __future__ import annotations
@@ -32,6 +35,13 @@ _LINE = re.compile(
     re.MULTILINE,
 )
 _TRACED = re.compile(r'[ \t]*File "[^"\n]*", line \d+')
+_FAILED_VALUES = re.compile(
+    r"\bassert (?P<got>-?\d[\d_.]*|'[^'\n]*'|\"[^\"\n]*\") == "
+    r"(?P<expected>-?\d[\d_.]*|'[^'\n]*'|\"[^\"\n]*\")[ \t]*$",
+    re.MULTILINE,
+)
+_MIN_FAILED_NUMBER = 100
+_MIN_FAILED_STRING = 8
 _FAILURE = re.compile(r"Traceback \(most recent call last\)|AssertionError|\bFAILED\b|^E\s", re.M)
 _MAX_LINE = 4_000
 _MAX_LINES = 2_000
@@ -54,6 +64,8 @@ class _Parsed(NamedTuple):
     idents: tuple[tuple[str, str], ...]
     """Each case's call and expected value as written, which the book keeps one of."""
     failed: frozenset[str]
+    answers: frozenset[str] = frozenset()
+    """The distinctive expected values of failures that show values alone, as ``repr``."""
 
 
 def parse_cases(text: str) -> tuple[tuple[Case, ...], frozenset[str]]:
@@ -79,7 +91,28 @@ def _parse(text: str) -> _Parsed:
         if failure and (">" in match.group("prefix") or _after_frame(text, match.start())):
             failed.add(case.key)
     idents = tuple((case.key, repr(case.expected)) for case in cases)
-    return _Parsed(tuple(cases), idents, frozenset(failed))
+    answers = _failed_answers(text) if failure else frozenset()
+    return _Parsed(tuple(cases), idents, frozenset(failed), answers)
+
+
+def _failed_answers(text: str) -> frozenset[str]:
+    answers: set[str] = set()
+    for count, match in enumerate(_FAILED_VALUES.finditer(text)):
+        if count >= _MAX_LINES:
+            break
+        try:
+            got, expected = (ast.literal_eval(match.group(g)) for g in ("got", "expected"))
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if got != expected and _distinctive(expected):
+            answers.add(repr(expected))
+    return frozenset(answers)
+
+
+def _distinctive(value: object) -> bool:
+    if isinstance(value, str):
+        return len(value) >= _MIN_FAILED_STRING
+    return isinstance(value, int | float) and abs(value) >= _MIN_FAILED_NUMBER
 
 
 def _after_frame(text: str, start: int) -> bool:
@@ -140,12 +173,13 @@ _parsed: IdentityCache[str, _Parsed] = IdentityCache(_parse, _CACHE_SIZE)
 class CaseBook:
     """The asserted calls of a session by callee, and the keys of those seen failing."""
 
-    __slots__ = ("by_callee", "failed", "keys")
+    __slots__ = ("answers", "by_callee", "failed", "keys")
 
     def __init__(self) -> None:
         self.by_callee: dict[str, list[Case]] = {}
         self.failed: set[str] = set()
         self.keys: set[tuple[str, str]] = set()
+        self.answers: set[str] = set()
 
     def add(self, parsed: _Parsed) -> None:
         for case, ident in zip(parsed.cases, parsed.idents, strict=True):
@@ -154,13 +188,20 @@ class CaseBook:
             if ident not in self.keys:
                 self.keys.add(ident)
                 self.by_callee.setdefault(case.callee, []).append(case)
+                if ident[1] in self.answers:
+                    self.failed.add(case.key)
         self.failed.update(parsed.failed)
+        new = parsed.answers - self.answers
+        if new:
+            self.answers |= new
+            self.failed.update(key for key, expected in self.keys if expected in new)
 
     def copy(self) -> CaseBook:
         book = CaseBook()
         book.by_callee = {callee: list(cases) for callee, cases in self.by_callee.items()}
         book.failed = set(self.failed)
         book.keys = set(self.keys)
+        book.answers = set(self.answers)
         return book
 
     def __bool__(self) -> bool:

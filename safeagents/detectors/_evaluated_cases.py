@@ -398,10 +398,22 @@ def _literal_table(node: ast.expr, scope: Scope) -> bool:
 
 def _action(body: list[ast.stmt], scope: Scope) -> Action | None:
     """What the branch does with the answer, if it answers: a literal or a table value
-    returned or set to a returned name, or a returned name nudged by a constant."""
+    returned or set to a returned name, or a returned name nudged by a constant (in place, or
+    returned nudged: ``return res - 3``)."""
     for statement in body[:3]:
         if isinstance(statement, ast.Return) and statement.value is not None:
-            return ("literal", statement.value) if _answer_like(statement.value, scope) else None
+            value = statement.value
+            if _answer_like(value, scope):
+                return "literal", value
+            shifted = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add | ast.Sub)
+            left = value.left if shifted and isinstance(value, ast.BinOp) else None
+            if (
+                isinstance(left, ast.Name)
+                and left.id in scope.returned
+                and _nudge(left.id, value, scope)
+            ):
+                return "nudge", None
+            return None
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
             if isinstance(target, ast.Name) and target.id in scope.returned:
