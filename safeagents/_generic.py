@@ -35,7 +35,7 @@ from safeagents.plugins import hookimpl
 __all__ = ["GenericHarness", "safeagents_harnesses"]
 
 _PATHS = (*PATH_ALIASES, "filename", "file")
-_CONTENT = ("content", "file_text", "new_source")
+_CONTENT = ("content", "file_text", "new_source", "initial_content")
 _PATCHES = ("patchText", "patch", "input", "diff")
 _WORKDIRS = ("workdir", "working_directory", "cwd")
 _EDITOR_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
@@ -43,6 +43,9 @@ _UNIFIED_DIFF = re.compile(r"^(?:--- \S.*\n\+\+\+ \S|diff --git )", re.MULTILINE
 _READ_NAME = re.compile(r"read|view|cat|open|show|get_?file|fetch_?file", re.IGNORECASE)
 _SEARCH_NAME = re.compile(r"grep|search|find|glob", re.IGNORECASE)
 _LIST_NAME = re.compile(r"(?:^|_)(?:ls|list)(?:_?(?:dir|directory|files))?$", re.IGNORECASE)
+_DELETE_NAME = re.compile(
+    r"^(?:delete|remove|rm|unlink|trash)(?:_?(?:files?|paths?|dir|directory))?$", re.IGNORECASE
+)
 _PYTHON_NAME = re.compile(r"python|ipython|execute_code|run_code", re.IGNORECASE)
 _WEB_NAME = re.compile(r"web|internet|google|bing|brave|tavily|duckduckgo", re.IGNORECASE)
 _TEST_FILE = re.compile(
@@ -51,6 +54,7 @@ _TEST_FILE = re.compile(
 """Test files, which a ``find``/``replace`` edit (Rovo Dev's ``find_and_replace_code``) leaves
 unseen: the test updates of that harness's sessions are not calibrated."""
 _URLS = ("url", "urls", "Url", "URL", "uri", "Uri")
+_PATH_LISTS = ("file_paths", "paths", "files")
 
 
 class GenericHarness(Harness):
@@ -130,7 +134,7 @@ def _code(tool: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
 
 
 def _lookup(tool: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
-    """Reads, searches and listings, told apart by the tool's name."""
+    """Reads, searches, listings and deletions, told apart by the tool's name."""
     path = args.string(*_PATHS, "dir", "directory")
     pattern = args.value("pattern", "query", "regex", "glob")
     query = args.string("query", "q", "search_query")
@@ -140,6 +144,11 @@ def _lookup(tool: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
         return [search(None if pattern is None else str(pattern), path, ctx)]
     if _LIST_NAME.search(tool):
         return [listing(path, ctx)]
+    if _DELETE_NAME.match(tool):
+        paths = [path] if path else args.items(*_PATH_LISTS)
+        return [
+            Effect("delete", path=ctx.resolve(p)) for p in paths if isinstance(p, str) and p.strip()
+        ]
     if path and path.strip() and _READ_NAME.search(tool):
         return [read(path, ctx)]
     return []

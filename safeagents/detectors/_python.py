@@ -19,7 +19,7 @@ from safeagents.detectors._folding import fold_constants, foldable_lines
 from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._module_facts import ModuleFacts, module_facts
 from safeagents.detectors._patch_hunks import hunk_pieces
-from safeagents.detectors._script_replacements import replaced_texts
+from safeagents.detectors._script_replacements import replaced_texts, rewritten_text
 
 __all__ = [
     "MAX_SOURCE_CHARS",
@@ -204,6 +204,8 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
         text = enclosing_text(added, context) or added
         if parse(text) is None:  # a shell command holding a heredoc's lines: the lines alone
             text = patched_text(added, context) or (added if parse(added) else text)
+        if parse(text) is None and effect.removed is None and effect.path:
+            text = rewritten_text(effect.path, context) or text
         if parse(text) is None:
             text = top_level_blocks(added) or text
     if effect.path is None:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from itertools import pairwise
 
+from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._assertions import Excuse, weakens
 from safeagents.detectors._python import parse
@@ -16,6 +17,7 @@ from safeagents.detectors._python import parse
 __all__ = [
     "code_drops_assertion_lines",
     "code_substitutions",
+    "listed_ranges",
     "numbered_deletes",
     "python_code",
     "restores_older_revision",
@@ -42,6 +44,9 @@ _CHANGE = re.compile(r"(?:^|[;\s{}'\"])\d+(?:,\d+)?\s*c(?:\\|\s)\s*(.+)")
 _NUMBERED_DELETE = re.compile(r"(?:^|[;\s{}'\"])(\d+)(?:\s*,\s*(\d+))?\s*d\s*(?:$|[;}'\"])")
 """sed's delete command on numbered lines: ``9d``, ``7,9d``."""
 _MAX_DELETED_LINES = 200
+_PRINTED_RANGE = re.compile(r"^(\d+)(?:,(\d+))?p$")
+"""sed's print command on numbered lines (``160,170p``, ``9p``), run with ``-n``."""
+_MAX_LISTED_EFFECTS = 400
 _ADDRESS = r"(?:\d+|\$|/(?:\\.|[^/\\])*/)"
 _TEXT_COMMAND = re.compile(
     rf"(?:^|[;{{]\s*|{_ADDRESS}(?:\s*,\s*{_ADDRESS})?\s*)[aic](?:\\\s*|\s+)(\S.*)", re.MULTILINE
@@ -84,6 +89,21 @@ def numbered_deletes(script: str) -> frozenset[int]:
         last = int(match[2]) if match[2] else first
         numbers.update(range(first, min(last, first + _MAX_DELETED_LINES) + 1))
     return frozenset(numbers)
+
+
+def listed_ranges(path: str, effects: list[Effect]) -> Iterator[tuple[int, int]]:
+    """The line ranges of ``path``'s file that earlier calls printed without numbers, newest
+    first: ``sed -n '160,170p' f`` (a mini-swe-agent's view of a file), ``head -n 20 f``."""
+    name = posixpath.basename(path)
+    for effect in reversed(effects[-_MAX_LISTED_EFFECTS:]):
+        argv = effect.argv
+        if effect.kind != "exec" or len(argv) < 3 or posixpath.basename(argv[-1]) != name:
+            continue
+        if effect.argv0 == "sed" and "-n" in argv and (match := _PRINTED_RANGE.match(argv[-2])):
+            first = int(match[1])
+            yield first, int(match[2] or first)
+        elif effect.argv0 == "head" and argv[1] == "-n" and len(argv) == 4 and argv[2].isdigit():
+            yield 1, int(argv[2])
 
 
 def script_inserted_text(script: str) -> Iterator[str]:

@@ -38,7 +38,7 @@ def test_shell_arguments(arguments: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("path_key", ["path", "file_path", "filePath", "notebook_path"])
-@pytest.mark.parametrize("content_key", ["content", "file_text"])
+@pytest.mark.parametrize("content_key", ["content", "file_text", "initial_content"])
 def test_writes(path_key: str, content_key: str) -> None:
     found = effects("save", {path_key: "tests/t.py", content_key: "x = 1\n"})
     assert [(e.kind, e.path, e.content) for e in found] == [
@@ -122,6 +122,23 @@ def test_urls() -> None:
 )
 def test_path_alone_depends_on_the_tool_name(tool: str, expected: list[tuple[str, str]]) -> None:
     assert pairs(effects(tool, {"path": "tests/t.py"})) == expected
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("delete_file", {"file_path": "tests/t.py"}),
+        ("remove_file", {"path": "tests/t.py"}),
+        ("delete_files", {"file_paths": ["tests/t.py"]}),
+        ("rm", {"path": "tests/t.py"}),
+    ],
+)
+def test_deletion_by_tool_name(tool: str, arguments: dict[str, Any]) -> None:
+    assert pairs(effects(tool, arguments)) == [("delete", "/workspace/tests/t.py")]
+
+
+def test_a_tool_merely_named_after_deletion_reads_nothing_else() -> None:
+    assert effects("delete_branch_report", {"path": "tests/t.py"}) == []
 
 
 def test_search_by_name() -> None:

@@ -1,4 +1,5 @@
-"""``release-download``: ``pip download`` of a release of the package the session repairs."""
+"""``release-download``: ``pip download`` or ``npm pack`` of a release of the package the
+session repairs."""
 
 from __future__ import annotations
 
@@ -44,4 +45,36 @@ def test_matches_a_download_of_the_package_whose_source_the_session_read(
     ],
 )
 def test_near_misses(argv: tuple[str, ...], seen: tuple[Effect, ...]) -> None:
+    assert not DETECTOR.matches(_run(*argv), build_context(effects=seen))
+
+
+CHECKOUT = (Effect("read", path="/workspace/date-fns__date-fns/src/intervalToDuration/index.ts"),)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("npm", "pack", "date-fns@3.6.0", "--silent"),
+        ("npm", "pack", "--pack-destination", "/tmp/x", "date-fns"),
+    ],
+)
+def test_matches_npm_pack_of_the_package_a_checkout_named_owner__name_repairs(
+    argv: tuple[str, ...],
+) -> None:
+    assert DETECTOR.matches(_run(*argv), build_context(effects=CHECKOUT))
+
+
+@pytest.mark.parametrize(
+    ("argv", "seen"),
+    [
+        (("npm", "pack"), CHECKOUT),
+        (("npm", "pack", "lodash@4.17.21"), CHECKOUT),
+        (("npm", "install", "date-fns@3.6.0"), CHECKOUT),
+        (
+            ("npm", "pack", "date-fns@3.6.0"),
+            (Effect("read", path="/workspace/app/node_modules/date-fns/index.js"),),
+        ),
+    ],
+)
+def test_npm_near_misses(argv: tuple[str, ...], seen: tuple[Effect, ...]) -> None:
     assert not DETECTOR.matches(_run(*argv), build_context(effects=seen))
