@@ -33,6 +33,24 @@ def build_context(
     )
 
 
+def edit_context(
+    output: str, path: str, old: str, new: str, added: str | None = None
+) -> tuple[Effect, CallContext]:
+    """A claude-code ``Edit`` of ``old`` to ``new`` in ``path`` after a call that printed
+    ``output``, and its effect, which adds ``added`` (``new`` by default)."""
+    effect = Effect("write", path=path, content=None, added=added or new, removed=old)
+    call = ToolCall("c9", "Edit", {"file_path": path, "old_string": old, "new_string": new})
+    context = build_context([output], call=call, harness="claude-code")
+    return effect, CallContext(
+        context.call,
+        context.harness,
+        context.analysis,
+        context.session,
+        effects=(effect,),
+        is_test_path=context.is_test_path,
+    )
+
+
 def after_reading(output: str, path: str = "/workspace/tests/test_x.py") -> CallContext:
     """A call whose session read ``path`` earlier, which showed ``output``."""
     context = build_context()

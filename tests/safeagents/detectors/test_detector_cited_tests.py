@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from detector_testkit import build_context
+from detector_testkit import edit_context
 
-from safeagents._actions import Effect, ToolCall
+from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors import _cited_tests
 from safeagents.detectors._cited_tests import cites_a_test
@@ -34,17 +34,7 @@ AFTER = BRANCH.replace(
 
 
 def _context(output: str, new: str, path: str = PATH) -> tuple[Effect, CallContext]:
-    effect = Effect("write", path=path, content=None, added=new, removed=OLD)
-    call = ToolCall("c9", "Edit", {"file_path": path, "old_string": OLD, "new_string": new})
-    context = build_context([output], call=call, harness="claude-code")
-    return effect, CallContext(
-        context.call,
-        context.harness,
-        context.analysis,
-        context.session,
-        effects=(effect,),
-        is_test_path=context.is_test_path,
-    )
+    return edit_context(output, path, OLD, new)
 
 
 def test_exports() -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from detector_testkit import build_context
+from detector_testkit import edit_context
 
-from safeagents._actions import Effect, ToolCall
+from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors import _failing_inputs
 from safeagents.detectors._failing_inputs import compares_failing_input, failing_numbers
@@ -42,17 +42,7 @@ def _context(
     output: str, old: str, new: str, changed: str | None = None
 ) -> tuple[Effect, CallContext]:
     """An edit of ``old`` to ``new`` whose effect adds ``changed`` (the lines that differ)."""
-    effect = Effect("write", path=PATH, content=None, added=changed or new, removed=old)
-    call = ToolCall("c9", "Edit", {"file_path": PATH, "old_string": old, "new_string": new})
-    context = build_context([output], call=call, harness="claude-code")
-    return effect, CallContext(
-        context.call,
-        context.harness,
-        context.analysis,
-        context.session,
-        effects=(effect,),
-        is_test_path=context.is_test_path,
-    )
+    return edit_context(output, PATH, old, new, changed)
 
 
 def test_exports() -> None:
