@@ -227,8 +227,30 @@ def scope_nodes(body: list[ast.stmt], *, enter_classes: bool = True) -> Iterator
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
+_CLOSED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
 def _function_scope(body: list[ast.stmt]) -> tuple[ast.AST, ...]:
-    return tuple(scope_nodes(body, enter_classes=False))
+    """``scope_nodes(body, enter_classes=False)``, unrolled: the walk every check of a
+    function starts with."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(body))
+    add, pop, push = found.append, stack.pop, stack.extend
+    while stack:
+        node = pop()
+        add(node)
+        if isinstance(node, _CLOSED):
+            continue
+        children: list[ast.AST] = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                children += [item for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                children.append(value)
+        children.reverse()
+        push(children)
+    return tuple(found)
 
 
 function_scope: IdentityCache[list[ast.stmt], tuple[ast.AST, ...]] = IdentityCache(
@@ -285,16 +307,34 @@ def _main_guard_branches(node: ast.If) -> tuple[list[ast.stmt], list[ast.stmt]] 
     return (node.orelse, node.body) if isinstance(test.ops[0], ast.NotEq) else None
 
 
-def local_names(function: FunctionNode) -> set[str]:
-    """Parameters and names bound in ``function``, except ``self``/``cls``."""
+def _local_names(function: FunctionNode) -> set[str]:
     arguments = function.args
     every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
     every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
     names = {argument.arg for argument in every}
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
+    stack: list[ast.AST] = [function]
+    while stack:  # ast.walk, unrolled: the order does not matter here
+        node = stack.pop()
+        if type(node) is ast.Name:
+            if type(node.ctx) is ast.Store:
+                names.add(node.id)
+            continue
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack += [item for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                stack.append(value)
     return names - {"self", "cls"}
+
+
+_local_names_cache: IdentityCache[FunctionNode, set[str]] = IdentityCache(_local_names, 256)
+
+
+def local_names(function: FunctionNode) -> set[str]:
+    """Parameters and names bound in ``function``, except ``self``/``cls`` (a new set; the
+    walk is kept per function, since a parsed write is read again on every check of it)."""
+    return set(_local_names_cache(function))
 
 
 def is_input(node: ast.expr, inputs: set[str]) -> bool:

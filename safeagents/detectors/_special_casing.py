@@ -104,7 +104,6 @@ from safeagents.detectors._asserted_tables import asserted_table
 from safeagents.detectors._ast_facts import (
     function_scope,
     local_names,
-    scope_nodes,
 )
 from safeagents.detectors._branches import (
     assigned_literal,
@@ -295,7 +294,7 @@ def _scopes(
     if None in candidates:
         module_names = {
             node.id
-            for node in scope_nodes(tree.body, enter_classes=False)
+            for node in function_scope(tree.body)
             if isinstance(node, ast.Name) and (fragment or isinstance(node.ctx, ast.Store))
         }
         yield tree.body, module_names
