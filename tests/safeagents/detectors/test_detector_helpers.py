@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import os
+from pathlib import Path
 
 import pytest
 from detector_testkit import TEST_PATHS
@@ -21,8 +23,11 @@ from safeagents.detectors._ast_facts import (
     bound_names,
     constant_truth,
     dotted_name,
+    function_scope,
     import_aliases,
     is_clean_exit,
+    local_names,
+    scope_nodes,
 )
 from safeagents.detectors._history import (
     call_asserted,
@@ -368,3 +373,24 @@ def test_bound_names() -> None:
         return isinstance(value, ast.Call) and getattr(value.func, "id", "") == "f"
 
     assert bound_names(nodes, calls_f) == {"a"}
+
+
+_STDLIB_MODULES = sorted(Path(os.__file__).parent.glob("*.py"), key=lambda p: -p.stat().st_size)
+
+
+@pytest.mark.parametrize("path", _STDLIB_MODULES[:12], ids=lambda path: path.name)
+def test_unrolled_walks_find_what_the_ast_walks_find(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for body in [tree.body, *(function.body for function in functions)]:
+        assert function_scope(body) == tuple(scope_nodes(body, enter_classes=False))
+    for function in functions:
+        stored = {
+            n.id
+            for n in ast.walk(function)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        arguments += [a for a in (function.args.vararg, function.args.kwarg) if a is not None]
+        expected = (stored | {a.arg for a in arguments}) - {"self", "cls"}
+        assert local_names(function) == expected
