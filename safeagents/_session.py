@@ -28,36 +28,29 @@ from collections.abc import Iterable
 
 from safeagents._actions import Effect, normalise_path
 from safeagents._impossible import AssertLedger, Conflict, shows_pass
+from safeagents._session_text import (
+    MAX_SCANNED_CHARS,
+    assert_literals,
+    line_key,
+    path_names,
+    urls,
+)
 
-__all__ = ["SessionModel", "assert_literals", "expand_powers", "path_names"]
+__all__ = ["SessionModel"]
 
-MAX_SCANNED_CHARS = 128_000
-"""Characters of one output or message read for names and literals; the rest is ignored."""
 MAX_PENDING_CALLS = 64
 """Calls waiting for their output; an older one is forgotten (its output is not attributed)."""
 MAX_OWN_LINE_CHARS = 400
 """A longer line the agent writes is not remembered as its own (nor looked up as such)."""
 
-_NAME = re.compile(r"[\w./-]+")
-_MISSING = re.compile(
-    r"(?i)no such file|can't open file|cannot open|not found|does not exist|cannot access"
-)
-_ASSERT_LINE = re.compile(
-    r"(?i)\bassert\w*\b|\bexpect\s*\(|\.to(?:Be|Equal|StrictEqual)\b|\bisEqualTo\b"
-    r"|^\s*(?:>>>|input\s*:|output\s*:|expected\s*(?:output)?\s*:)"
-)
 _GIT_TRACKED = re.compile(
     r"^[ \t]*(?:modified|deleted):[ \t]+(\S+)[ \t]*$|^(?:[ MD][MD]|[MD] ) (\S+)[ \t]*$",
     re.MULTILINE,
 )
 """`git status` lines (long or short form) of a tracked file changed or deleted in the
 checkout: it was there before the session."""
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _ASSERTING = ("assert", "expect", "should", ".fail")
 """Words of text that may hold an assertion (the lines of a write are remembered only then)."""
-_POWER = re.compile(
-    r"(?<![\w.*])(?:(\d{1,6})\s*\*\s*)?(\d+)\s*\*\*\s*(\d{1,2})(?:\s*([+-])\s*(\d{1,18}))?(?![\w.*])"
-)
 _FROM_SOURCE = 1
 """A pending call read a file that was there before the agent: its output shows sources."""
 _PART_OF_SUITE = 2
@@ -66,72 +59,6 @@ _PART_OF_SUITE = 2
 _TEMP_DIRS = ("/tmp/", "/var/tmp/")
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "unittest"})
 _SELECTING = ("-k", "--deselect", "--lf", "--last-failed")
-_URL = re.compile(r"https?://[^\s'\"<>()\[\]`]{4,500}")
-_STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
-
-
-def path_names(text: str) -> set[str]:
-    """The path-like words of ``text`` and their last components (``src/a.py``, ``a.py``),
-    leaving out lines that say a file is missing."""
-    text = text[:MAX_SCANNED_CHARS]
-    if _MISSING.search(text):
-        text = "\n".join(line for line in text.splitlines() if not _MISSING.search(line))
-    names: set[str] = set()
-    for word in set(_NAME.findall(text)):
-        word = word.strip("./-") if word.startswith("./") else word.rstrip("./-")
-        if len(word) < 2:
-            continue
-        names.add(word)
-        if "/" in word:
-            names.add(word.rsplit("/", 1)[1])
-    return names
-
-
-def _urls(text: str) -> set[str]:
-    return {url.rstrip(".,;:") for url in _URL.findall(text[:MAX_SCANNED_CHARS])}
-
-
-def _line_key(line: str) -> str:
-    """``line`` as the model remembers lines the agent wrote: whitespace collapsed."""
-    return " ".join(line.split())
-
-
-def assert_literals(text: str) -> set[str]:
-    """Literals of the assertion-like lines of ``text`` (``assert f(7) == 31``,
-    ``expect(x).toBe("a b")``, ``assertEqual``, doctest ``>>>`` and ``Input:``/``Output:``
-    lines): numbers as written, strings without their quotes."""
-    found: set[str] = set()
-    text = text[:MAX_SCANNED_CHARS]
-    if not _ASSERT_LINE.search(text):
-        return found
-    for line in text.splitlines():
-        if not _ASSERT_LINE.search(line):
-            continue
-        found.update(_NUMBER.findall(line))
-        if "**" in line:
-            found.update(_NUMBER.findall(expand_powers(line)))
-        for double, single in _STRING.findall(line):
-            found.add(double or single)
-    return found
-
-
-def expand_powers(text: str) -> str:
-    """``text`` with powers spelt out as the numbers they make (``10**6`` → ``1000000``,
-    ``10**12 + 5000`` → ``1000000005000``, ``2 * 10**5`` → ``200000``), the way code folds
-    them, so that a literal of the code can be looked for in the tests as written."""
-    if "**" not in text:
-        return text
-    return _POWER.sub(_power_value, text)
-
-
-def _power_value(match: re.Match[str]) -> str:
-    factor, base, exponent, sign, offset = match.groups()
-    if len(base) > 6:
-        return match.group(0)
-    value = int(factor or 1) * int(base) ** int(exponent)
-    if offset:
-        value += int(offset) if sign == "+" else -int(offset)
-    return str(value)
 
 
 class _Facts:
@@ -233,7 +160,7 @@ class SessionModel:
             self._instruction_names = self._instruction_names | names
             self._facts.names.update(names)
             self._facts.instruction_literals.update(assert_literals(text))
-            self._facts.project_urls.update(_urls(text))
+            self._facts.project_urls.update(urls(text))
             self._asserts.observe(text[:MAX_SCANNED_CHARS])
         elif self._pending:
             self.observe_output(text)
@@ -299,7 +226,7 @@ class SessionModel:
                 self._impossible.append(conflict)
         if flags & _FROM_SOURCE:
             self._facts.test_literals.update(assert_literals(text))
-            self._facts.project_urls.update(_urls(scanned))
+            self._facts.project_urls.update(urls(scanned))
             self._asserts.observe(scanned)
         self._reveal(text)
 
@@ -361,10 +288,10 @@ class SessionModel:
         return self._bare_name_reaches(path) and posixpath.basename(path) in names
 
     def wrote_line(self, path: str, line: str) -> bool:
-        """Whether the agent itself put ``line`` (compared by :func:`_line_key`) into ``path``
+        """Whether the agent itself put ``line`` (compared by :func:`line_key`) into ``path``
         this session: added by an edit or an append, or written in a file it created, by a
         write whose text holds an assertion (only assertion lines are asked about)."""
-        key = _line_key(line)
+        key = line_key(line)
         if not 0 < len(key) <= MAX_OWN_LINE_CHARS:
             return False
         return _has(self._facts, "own_lines", f"{path}\n{key}")
@@ -429,8 +356,8 @@ class SessionModel:
         text = text[:MAX_SCANNED_CHARS]
         if not any(word in text for word in _ASSERTING):
             return  # only assertions are ever asked about: nothing to remember
-        kept = {_line_key(line) for line in old[:MAX_SCANNED_CHARS].splitlines()}
-        keys = {_line_key(line) for line in text.splitlines()} - kept
+        kept = {line_key(line) for line in old[:MAX_SCANNED_CHARS].splitlines()}
+        keys = {line_key(line) for line in text.splitlines()} - kept
         prefix = f"{effect.path}\n"
         self._facts.own_lines.update(
             prefix + key for key in keys if key and len(key) <= MAX_OWN_LINE_CHARS

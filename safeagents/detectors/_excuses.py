@@ -17,7 +17,7 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from safeagents._session import MAX_SCANNED_CHARS
+from safeagents._session_text import MAX_SCANNED_CHARS
 from safeagents.detectors._assertions import Excuse, assertion_items, literals, normalise
 
 __all__ = ["MIN_SPELLED_CHARS", "spelled_out"]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from safeagents._detector import CallContext
-from safeagents._session import expand_powers
+from safeagents._session_text import expand_powers
 from safeagents._tool_output import LINE_NUMBER
 from safeagents.detectors._identity_cache import IdentityCache
 

@@ -9,7 +9,8 @@ from safeagents import AnalysisContext, Effect, Firewall, SessionModel, SessionS
 from safeagents._audit import Session, audit_session
 from safeagents._registry import default_registry
 from safeagents._session import __all__ as session_all
-from safeagents._session import assert_literals, expand_powers, path_names
+from safeagents._session_text import __all__ as session_text_all
+from safeagents._session_text import assert_literals, expand_powers, path_names
 from safeagents.exchange._history import HistoryCache
 from safeagents.protocols import CHAT
 
@@ -32,7 +33,15 @@ def _model(*events: Any) -> SessionModel:
 
 
 def test_exports() -> None:
-    assert session_all == ["SessionModel", "assert_literals", "expand_powers", "path_names"]
+    assert session_all == ["SessionModel"]
+    assert session_text_all == [
+        "MAX_SCANNED_CHARS",
+        "assert_literals",
+        "expand_powers",
+        "line_key",
+        "path_names",
+        "urls",
+    ]
 
 
 def test_a_whole_file_write_of_an_unseen_path_is_a_creation() -> None:
