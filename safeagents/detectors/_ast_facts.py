@@ -241,16 +241,22 @@ def _function_scope(body: list[ast.stmt]) -> tuple[ast.AST, ...]:
         add(node)
         if isinstance(node, _CLOSED):
             continue
-        children: list[ast.AST] = []
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                children += [item for item in value if isinstance(item, ast.AST)]
-            elif isinstance(value, ast.AST):
-                children.append(value)
+        children = _children(node)
         children.reverse()
         push(children)
     return tuple(found)
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))`` without its generators."""
+    children: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            children += [item for item in value if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST):
+            children.append(value)
+    return children
 
 
 function_scope: IdentityCache[list[ast.stmt], tuple[ast.AST, ...]] = IdentityCache(
@@ -319,12 +325,7 @@ def _local_names(function: FunctionNode) -> set[str]:
             if type(node.ctx) is ast.Store:
                 names.add(node.id)
             continue
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                stack += [item for item in value if isinstance(item, ast.AST)]
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+        stack += _children(node)
     return names - {"self", "cls"}
 
 
