@@ -9,11 +9,11 @@ from typing import Any
 from safeagents._actions import AnalysisContext
 from safeagents._harness import Harness
 from safeagents.exchange._sessions import RequestPlan
-from safeagents.exchange._upstream import UpstreamError, encode
-from safeagents.protocols import ChatBridge, Dialect, RequestInfo, Sampling
+from safeagents.exchange._upstream import UpstreamError
+from safeagents.protocols import ChatBridge, Dialect, RequestInfo, Sampling, json_bytes
 from safeagents.store import FindingRecord, HiddenEntry, SessionRecord, TurnKind, TurnStatus
 
-__all__ = ["Attempt", "Decision", "Exchange", "ExchangeFailed", "encode"]
+__all__ = ["Attempt", "Decision", "Exchange", "ExchangeFailed"]
 
 JSONObject = dict[str, Any]
 
@@ -53,10 +53,10 @@ class Exchange:
     def upstream_payload(self) -> bytes:
         """The body of the request to the upstream."""
         if self.bridge is not None:
-            return encode(self.wire(self.upstream_body))
+            return json_bytes(self.wire(self.upstream_body))
         if self.upstream_json is not None:
             return self.upstream_json
-        return encode(self.upstream_body)
+        return json_bytes(self.upstream_body)
 
     def wire(self, body: JSONObject) -> JSONObject:
         """What is sent upstream for ``body`` (an upstream request in the harness's dialect):
@@ -83,7 +83,7 @@ class Exchange:
         """This exchange with its upstream body encoded: ``raw`` (the harness's request bytes)
         if that body equals the harness's, else a fresh encoding."""
         same = raw.startswith(b"{") and self.upstream_body == self.body
-        return replace(self, upstream_json=raw if same else encode(self.upstream_body))
+        return replace(self, upstream_json=raw if same else json_bytes(self.upstream_body))
 
     @property
     def stream(self) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any, Literal
 
@@ -10,7 +9,7 @@ from safeagents.exchange._auth import Credentials
 from safeagents.exchange._config import ProxyConfig
 from safeagents.exchange._http import Client, Headers, HTTPError, UpstreamTimeout
 from safeagents.exchange._transport import Transport, TransportResponse
-from safeagents.protocols import MAX_ANSWER_DEPTH, StreamError, loads_json
+from safeagents.protocols import MAX_ANSWER_DEPTH, StreamError, json_bytes, loads_json
 
 __all__ = [
     "HOP_BY_HOP",
@@ -20,7 +19,6 @@ __all__ = [
     "UpstreamStatus",
     "check_status",
     "clean_response_headers",
-    "encode",
     "parse_json_object",
     "upstream_error",
 ]
@@ -188,7 +186,7 @@ class Upstream:
         self, url: str, headers: Mapping[str, str], body: Mapping[str, Any]
     ) -> tuple[dict[str, Any], Headers]:
         """POST a non-stream model request and return its JSON object."""
-        payload = encode(body)
+        payload = json_bytes(body)
         headers = {**headers, "content-type": "application/json"}
         response = await self.open("POST", url, headers, payload)
         content = await self.read(response)
@@ -197,14 +195,6 @@ class Upstream:
 
     async def aclose(self) -> None:
         await self.client.aclose()
-
-
-def encode(body: Mapping[str, Any]) -> bytes:
-    """A request body as the proxy sends it: compact UTF-8 JSON."""
-    try:
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
-        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def check_status(status: int, content: bytes, headers: Headers) -> None:

@@ -38,7 +38,7 @@ from ._paths import (
 from ._requests import RequestError, validate_request
 from ._responses import Responses
 from ._sampling import Sampling, SamplingError
-from ._sse import SSEEvent, SSEParser, encode_event, encode_json, parse_events
+from ._sse import SSEEvent, SSEParser, encode_event, encode_json, json_bytes, parse_events
 from ._tokens import TOKENS_KEY, TokenCapture
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "encode_event",
     "encode_json",
     "forwarded_path",
+    "json_bytes",
     "loads_json",
     "model_path",
     "parse_events",

@@ -146,6 +146,15 @@ def encode_event(data: str, event: str | None = None, event_id: str | None = Non
     return ("\n".join(lines) + "\n\n").encode()
 
 
+def json_bytes(payload: Any) -> bytes:
+    """``payload`` as compact UTF-8 JSON, as the proxy sends bodies; a lone surrogate (which
+    UTF-8 cannot hold, and a model may send as ``\\ud800``) goes out as that escape."""
+    try:
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        return json.dumps(payload, separators=(",", ":")).encode()
+
+
 def encode_json(payload: Any, event: str | None = None, event_id: str | None = None) -> bytes:
     """One SSE event carrying ``payload`` as compact JSON."""
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))

@@ -10,7 +10,6 @@ and the pass-through need the client token, the admin token or a session key.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -24,6 +23,7 @@ from safeagents.protocols import (
     Sampling,
     SamplingError,
     dialect_for_path,
+    json_bytes,
     loads_json,
     session_prefix,
 )
@@ -49,7 +49,7 @@ class _Json(JSONResponse):
         try:
             return super().render(content)
         except UnicodeEncodeError:
-            return json.dumps(content, separators=(",", ":")).encode()
+            return json_bytes(content)
 
 
 def error(status: int, message: str) -> JSONResponse:
