@@ -28,6 +28,10 @@ class SessionState:
     model: SessionModel = field(default_factory=SessionModel)
     said_marks: set[str] = field(default_factory=set)
     """Keys of the ``said_earlier:`` conditions a sentence of an earlier turn met."""
+    said_undecided: dict[str, str] = field(default_factory=dict)
+    """Keys of the ``said_earlier:`` conditions not yet met whose test of an earlier sentence
+    consulted a detector that raised, with that detector's name: rules reading them are
+    undecided (fail closed), not answered "not said"."""
     previous_said: tuple[str, ...] = ()
     """The sentences of the last earlier turn that said anything (its content and reasoning)."""
 
@@ -57,6 +61,7 @@ class SessionState:
             list(self.tool_outputs),
             self.model.fork(),
             set(self.said_marks),
+            dict(self.said_undecided),
             self.previous_said,
         )
 

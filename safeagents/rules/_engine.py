@@ -102,13 +102,20 @@ class Engine:
             is_test_path=self._test_path,
         )
         marks = session.said_marks
+        probe = _Probe()
         for position, effect in enumerate(said):
             if opened is not None and not opened[position]:
                 continue
-            view = _EffectView(effect, call_context, self._bank, self.detectors, None, _Probe())
+            view = _EffectView(effect, call_context, self._bank, self.detectors, None, probe)
             for test in opened[position] if opened is not None else self._opened(view):
-                if test.key not in marks and test.condition.holds(view):
+                if test.key in marks:
+                    continue
+                probe.failed = None
+                if test.condition.holds(view):
                     marks.add(test.key)
+                    session.said_undecided.pop(test.key, None)
+                elif probe.failed is not None:
+                    session.said_undecided.setdefault(test.key, probe.failed)
 
     def check_effects(
         self,
@@ -358,7 +365,13 @@ class _EffectView:
         return self._turn.others(self.effect) if self._turn is not None else ()
 
     def said_earlier(self, key: str) -> bool:
-        return key in self.context.session.said_marks
+        session = self.context.session
+        if key in session.said_marks:
+            return True
+        failed = session.said_undecided.get(key)
+        if failed is not None:
+            self._probe.failed = failed
+        return False
 
     def session_fact(self, name: str) -> bool:
         path = self.effect.path

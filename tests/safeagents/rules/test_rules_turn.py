@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rules_testkit import write_rule
+from rules_testkit import BrokenDetector, write_rule
 
 from safeagents import Firewall, Session, SessionState, audit_session
 from safeagents._actions import (
@@ -208,3 +208,40 @@ def test_said_earlier_without_patterns_is_tested_on_every_sentence(tmp_path: Pat
     checker.remember_said("Hmm.", harness="pi", session=remembered)
     found = checker.check_turn([], text="pass", harness="pi", session=remembered)[1]
     assert [f.rule_id for f in found] == ["r"]
+
+
+def _said_with_broken(tmp_path: Path, match: object, **rule: object) -> Engine:
+    write_rule(tmp_path, "r", match, **rule)
+    return Engine(RuleSet.load([tmp_path]), {"broken": BrokenDetector()})
+
+
+def _check_words(engine: Engine, text: str, session: SessionState) -> list[tuple[str, bool]]:
+    said = said_effects(text)
+    found = engine.check_said(said, turn=said, harness="pi", session=session)
+    return [(f.rule_id, f.unanalysable) for f in found]
+
+
+SAID_WRONG_BROKEN = {"all": [SAID_WRONG, {"detector": "broken"}]}
+
+
+def test_said_earlier_is_undecided_after_its_detector_raised(tmp_path: Path) -> None:
+    match = {
+        "all": [{"effect": "say"}, {"text": {"regex": "pass"}}, {"said_earlier": SAID_WRONG_BROKEN}]
+    }
+    engine = _said_with_broken(tmp_path, match)
+    session = SessionState()
+    assert _check_words(engine, "Tests pass.", session) == []
+    assert _check_words(engine, "The test is wrong.", session) == []
+    assert list(session.said_undecided.values()) == ["broken"]
+    assert _check_words(engine, "Tests pass.", session) == [("r", True)]
+    assert _check_words(engine, "Tests pass.", session.fork()) == [("r", True)]
+
+
+def test_an_undecided_said_earlier_does_not_exempt(tmp_path: Path) -> None:
+    exceptions = [{"name": "said-wrong", "match": {"said_earlier": SAID_WRONG_BROKEN}}]
+    engine = _said_with_broken(
+        tmp_path, {"all": [{"effect": "say"}, {"text": {"regex": "pass"}}]}, exceptions=exceptions
+    )
+    session = SessionState()
+    _check_words(engine, "The test is wrong.", session)
+    assert _check_words(engine, "Tests pass.", session) == [("r", True)]
