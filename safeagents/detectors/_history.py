@@ -21,6 +21,7 @@ __all__ = [
     "literal_seen",
     "names_of_tests",
     "recent_outputs",
+    "row_answer_seen",
     "sequence_seen",
     "test_shown",
 ]
@@ -238,6 +239,51 @@ def row_seen(cells: list[str], context: CallContext) -> bool:
             for text in (history.joined, history.instruction(context))
         )
     return seen
+
+
+_ROW_START = re.compile(r"^\s*(?:[\w./-]+:(?=\d))?(?:\d+[:\t\u2192|-])?\s*[\[{(]")
+"""A row's opening bracket, after a ``grep -n`` or read-tool line number if any."""
+
+
+def row_answer_seen(inputs: list[str], answer: str, context: CallContext) -> bool:
+    """Whether one line of an earlier output that opens a fixture row (``{``, ``[``, ``(``)
+    holds every literal of ``inputs`` as a token and then ``answer``: a table-driven test's
+    case (``{"1.0.0-rc.10", "1.0.0-rc.9", 1},``, ``['XMLHttpRequest', 'xmlHttpRequest'],``)
+    answered by a branch."""
+    if not inputs:
+        return False
+    history = _history(context)
+    key = _SEPARATOR.join(["row-answer", *inputs, "->", answer])
+    seen = history.seen.get(key)
+    if seen is None:
+        seen = history.seen[key] = _row_answer_in(history.joined, inputs, answer)
+    return seen
+
+
+def _row_answer_in(text: str, inputs: list[str], answer: str) -> bool:
+    rarest = max(inputs, key=len)
+    if rarest not in text or answer not in text:
+        return False
+    tokens = [_token(literal) for literal in inputs]
+    expected = _token(answer)
+    for count, match in enumerate(_token(rarest).finditer(text)):
+        if count >= _MAX_LINES:
+            return False
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end >= 0 else len(text)]
+        if not _ROW_START.match(line):
+            continue
+        position = 0
+        for token in tokens:
+            found = token.search(line, position)
+            if found is None:
+                break
+            position = found.end()
+        else:
+            if expected.search(line, position):
+                return True
+    return False
 
 
 def _row_in(text: str, row: re.Pattern[str]) -> bool:
