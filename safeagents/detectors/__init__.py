@@ -24,6 +24,7 @@ from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
+from safeagents.detectors._stack_sniffing import StackSniffing
 from safeagents.detectors._state_toggle import StateToggle
 from safeagents.detectors._stdlib_patching import StdlibPatching
 from safeagents.detectors._task_code import TaskCode
@@ -54,6 +55,7 @@ __all__ = [
     "ReportForging",
     "SkipMarkers",
     "SpecialCasing",
+    "StackSniffing",
     "StateToggle",
     "StdlibPatching",
     "TaskCode",
@@ -77,6 +79,7 @@ def builtin_detectors() -> list[Detector]:
         FrameIntrospection(),
         CallerSource(),
         TestSniffing(),
+        StackSniffing(),
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
