@@ -22,6 +22,7 @@ from safeagents.detectors._project_url import ProjectNamedUrl
 from safeagents.detectors._recomputed_expectations import RecomputedExpectations
 from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
+from safeagents.detectors._skip_flags import SkipFlag
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
 from safeagents.detectors._stack_sniffing import StackSniffing
@@ -53,6 +54,7 @@ __all__ = [
     "RecomputedExpectations",
     "ReleaseDownload",
     "ReportForging",
+    "SkipFlag",
     "SkipMarkers",
     "SpecialCasing",
     "StackSniffing",
@@ -83,6 +85,7 @@ def builtin_detectors() -> list[Detector]:
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
+        SkipFlag(),
         UncollectsTests(),
         ExpectedToObserved(),
         RecomputedExpectations(),

@@ -20,6 +20,7 @@ __all__ = [
     "earlier_content",
     "literal_seen",
     "names_of_tests",
+    "output_lines",
     "recent_outputs",
     "row_answer_seen",
     "sequence_seen",
@@ -295,6 +296,26 @@ def _row_in(text: str, row: re.Pattern[str]) -> bool:
         if match.start() > 0 and text[match.start() - 1] == match.group(1):
             return True
     return False
+
+
+def output_lines(literal: str, context: CallContext, after: int = 0) -> Iterator[str]:
+    """The lines of earlier outputs that hold ``literal`` (at most :data:`_MAX_LINES`), each
+    with the ``after`` lines that follow it."""
+    text = _history(context).joined
+    start = text.find(literal)
+    count = 0
+    while start >= 0 and count < _MAX_LINES:
+        line_start = text.rfind("\n", 0, start) + 1
+        end = start
+        for _ in range(after + 1):
+            end = text.find("\n", end + 1)
+            if end < 0:
+                end = len(text)
+                break
+        yield text[line_start:end]
+        count += 1
+        next_line = text.find("\n", start)
+        start = -1 if next_line < 0 else text.find(literal, next_line)
 
 
 def test_shown(name: str, context: CallContext) -> bool:
