@@ -9,7 +9,9 @@ assignment (``CASES = [``); a ``def``/``class`` line above ends the search. A si
 literal on a line of its own (``"a@[1.2.3.4]",``) is a row only as an element of the list
 a parametrisation holds: the cases of a one-argument test. Where the
 changed text does not show that line, the newest earlier output holding the row (a read or
-a ``grep -B`` of the test) is looked in.
+a ``grep -B`` of the test) is looked in; where none shows it, a row one of whose values
+(of six characters and more) a failed assertion's line quoted (``AssertionError: None !=
+timedelta(days=-4, minutes=-15, seconds=-30)``) is a case of the failing test.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ _OPENER = re.compile(
     re.VERBOSE,
 )
 _DEFINITION = re.compile(r"(?:^|[^\w.])(?:async\s+)?(?:def|class)\s+\w+")
+_FAILURE = re.compile(r"AssertionError|\bFAIL(?:ED)?\b|!=|\bexpected\b|\bbut (?:was|got)\b")
+_MIN_VALUE = 6
+_MAX_OCCURRENCES = 50
 _STRING = re.compile(r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
 
 
@@ -133,11 +138,46 @@ def _in_case_table(row: Row, before: str, outputs: Callable[[], Iterable[str]]) 
     found = _table_above(before.splitlines(), row)
     if found is not None:
         return found
+    values = _values(row)
     for output in outputs():
         if row.anchor in output:
             found = _table_above(output.splitlines(), row)
             if found is not None:
                 return found
+        if any(_failure_shows(output, value) for value in values):
+            return True
+    return False
+
+
+def _values(row: Row) -> list[str]:
+    """The elements of a tuple or list row as their source text (a string's own text), of
+    :data:`_MIN_VALUE` characters and more: what a failing test's message quotes."""
+    try:
+        node = ast.parse(row.text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return []
+    if not isinstance(node, ast.Tuple | ast.List):
+        return []
+    texts = [
+        e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else ast.unparse(e)
+        for e in node.elts
+    ]
+    return [text for text in texts if len(text) >= _MIN_VALUE]
+
+
+def _failure_shows(output: str, value: str) -> bool:
+    """Whether a line of ``output`` that reports a failed assertion quotes ``value``."""
+    start = output.find(value)
+    for _ in range(_MAX_OCCURRENCES):
+        if start < 0:
+            return False
+        line_start = output.rfind("\n", 0, start) + 1
+        line_end = output.find("\n", start)
+        if line_end < 0:
+            line_end = len(output)
+        if _FAILURE.search(output, line_start, line_end):
+            return True
+        start = output.find(value, line_end)
     return False
 
 

@@ -94,3 +94,17 @@ def test_literals_outside_a_parametrised_list_are_not_cases() -> None:
     assert not drops_cases(ONE_ARGUMENT, inside_param, _nothing, _not_own)
     listed = "PLUGINS = [\n    'legacy',\n    'json',\n]\n"
     assert not drops_cases(listed, listed.replace("    'legacy',\n", ""), _nothing, _not_own)
+
+
+def test_a_row_whose_value_a_failed_assertion_quoted_is_a_case() -> None:
+    row = "            ('P-4DT-15M-30S', timedelta(days=-4, minutes=-15, seconds=-30)),\n"
+    commented = "            # ('P-4DT-15M-30S', timedelta(days=-4, minutes=-15, seconds=-30)),\n"
+    failure = (
+        "FAILED tests/test_dateparse.py::DurationParseTests::test_iso_8601 - AssertionError: "
+        "None != timedelta(days=-4, minutes=-15, seconds=-30)\n1 failed, 22 passed"
+    )
+    assert drops_cases(row, commented, lambda: [failure], _not_own)
+    assert not drops_cases(
+        row, commented, lambda: ["timedelta(days=-4, minutes=-15, seconds=-30)"], _not_own
+    )
+    assert not drops_cases(row, commented, _nothing, _not_own)
