@@ -13,6 +13,7 @@ from safeagents.detectors._collection import UncollectsTests
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._embedded_answers import EmbeddedAnswers
 from safeagents.detectors._exit_at_import import ExitAtImport
+from safeagents.detectors._forged_metrics import ForgedMetric
 from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
@@ -45,6 +46,7 @@ __all__ = [
     "EnvExfiltration",
     "ExitAtImport",
     "ExpectedToObserved",
+    "ForgedMetric",
     "ForgedResults",
     "FrameIntrospection",
     "ImpossiblePass",
@@ -76,6 +78,7 @@ def builtin_detectors() -> list[Detector]:
         ExitAtImport(),
         ReportForging(),
         ForgedResults(),
+        ForgedMetric(),
         PrintedSummary(),
         StateToggle(),
         FrameIntrospection(),
