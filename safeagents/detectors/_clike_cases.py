@@ -3,14 +3,16 @@ Swift, Scala, Dart) that answer literal inputs with literal outputs, read token 
 
 The reading is conservative: an ``if`` whose condition only compares inputs with literals
 (``==``, ``.equals(…)``, joined by ``&&``) and whose body first returns a literal
-(``if (n == 4711) return "x";``, ``if a == "rc.10" { return 1 }``), and the arms of a
-``switch``/``when``/``match`` on an input that return a literal (``case "rc.10|rc.9": return
-1``, ``case 7 -> "x";``, ``"abc" => 3,``). A ``switch`` on the inputs joined by a separator
-(``switch a + "|" + b``, ``fmt.Sprintf("%s|%s", a, b)``) compares each part of a case's
-literal. Such a branch is special-casing, for the ``special-casing`` detector
-(:func:`clike_special_cases`), when one assertion of an earlier output, or one row of a
-table-driven test, pairs its inputs with its answer, or when two branches compare numbers of
-1000 and more; only branches on lines the write adds count.
+(``if (n == 4711) return "x";``, ``if a == "rc.10" { return 1 }``), the same condition
+before ``? LIT :``, and the arms of a ``switch``/``when``/``match`` on an input that return a
+literal (``case "rc.10|rc.9": return 1``, ``case 7 -> "x";``, ``"abc" => 3,``) or, on no
+value, whose own conditions are such equalities (``switch { case a == "x": return 1 }``).
+A ``switch`` on the inputs joined by a separator (``switch a + "|" + b``,
+``fmt.Sprintf("%s|%s", a, b)``) compares each part of a case's literal. Such a branch is
+special-casing, for the ``special-casing`` detector (:func:`clike_special_cases`), when one
+assertion of an earlier output, or one row of a table-driven test, pairs its inputs with its
+answer, or when two branches compare numbers of 1000 and more; only branches on lines the
+write adds count.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ _EQUALS = frozenset({"equals", "equalsIgnoreCase", "Equals"})
 _FORMATS = frozenset({"Sprintf", "format", "Format"})
 _PLACEHOLDER = re.compile(r"%[-+ #0-9.]*[sdvqxf]|\{\d*(?::[^}]*)?\}")
 _HINTS = ("==", "equals", "Equals", "case", "=>", "->")
+_BEFORE_CONDITION = frozenset({"return", "=", "(", ",", "{", ";", ":", "?", "=>", "->"})
+_MAX_CONDITION = 32
 _MAX_TOKENS = 100_000
 _MIN_CASES = 2
 _BIG = 1000
@@ -112,6 +116,11 @@ def clike_cases(source: str) -> list[ClikeCase]:
     lines = source.splitlines()
     cases: list[ClikeCase] = []
     for index, token in enumerate(tokens):
+        if token.text == "?" and token.kind == "op":
+            found = _ternary_case(tokens, index)
+            if found is not None:
+                cases.append(ClikeCase(found[0], found[1], lines[token.line].strip()))
+            continue
         if token.kind != "id":
             continue
         if token.text == "if":
@@ -270,6 +279,27 @@ def _if_case(tokens: list[_Token], index: int) -> tuple[tuple[str, ...], str] | 
     return None if answer is None else (tuple(compared), answer)
 
 
+def _ternary_case(tokens: list[_Token], index: int) -> tuple[tuple[str, ...], str] | None:
+    """``n == 4711 ? "x" : …`` (Java, C#, C, C++, Swift, Dart): the condition runs back from
+    the ``?`` to ``return``, ``=``, ``(``, ``,``, ``{`` or ``;``."""
+    start, depth = index, 0
+    while start > 0:
+        before = tokens[start - 1].text
+        if depth == 0 and before in _BEFORE_CONDITION:
+            break
+        depth += (before == ")") - (before == "(")
+        start -= 1
+        if index - start > _MAX_CONDITION or depth < 0:
+            return None
+    if start == index:
+        return None
+    compared = _comparison(tokens, start, index)
+    found = _literal(tokens, index + 1)
+    if compared is None or found is None or found[1] >= len(tokens):
+        return None
+    return (tuple(compared), found[0]) if tokens[found[1]].text == ":" else None
+
+
 def _answer(tokens: list[_Token], index: int) -> str | None:
     """The literal a branch body at ``index`` answers: ``return LIT``, ``{ return LIT``, or an
     expression body ``{ LIT }`` / ``LIT`` (Rust, Kotlin, Scala, switch expressions)."""
@@ -297,11 +327,14 @@ def _switch_cases(tokens: list[_Token], index: int) -> Iterator[tuple[tuple[str,
     )
     if brace is None:
         return
-    separator = _separator(tokens, index + 1, brace)
-    if brace == index + 1 or (separator is None and not _plain_subject(tokens, index + 1, brace)):
-        return
     end = _closing(tokens, brace)
     if end is None:
+        return
+    if brace == index + 1:
+        yield from _condition_arms(tokens, brace, end)
+        return
+    separator = _separator(tokens, index + 1, brace)
+    if separator is None and not _plain_subject(tokens, index + 1, brace):
         return
     position = brace + 1
     pending: list[str] = []
@@ -336,6 +369,34 @@ def _switch_cases(tokens: list[_Token], index: int) -> Iterator[tuple[tuple[str,
                 continue
         if token.kind == "id" and token.text not in {"case", "default"}:
             pending = []
+        position += 1
+
+
+def _condition_arms(
+    tokens: list[_Token], brace: int, end: int
+) -> Iterator[tuple[tuple[str, ...], str, int]]:
+    """The arms of a switch on no value (Go's ``switch { case a == "x": return 1 }``,
+    Kotlin's ``when { s == "x" -> 1 }``) whose conditions are equalities only."""
+    position = brace + 1
+    while position < end:
+        token = tokens[position]
+        if token.text in {"{", "(", "["} and tokens[position - 1].text not in {"case", "{"}:
+            closed = _closing(tokens, position)
+            position = (closed if closed is not None else end) + 1
+            continue
+        start = position + 1 if token.text == "case" else position
+        at_arm = token.text == "case" or tokens[position - 1].line < token.line
+        stop = next(
+            (i for i in range(start, min(end, start + 64)) if tokens[i].text in {":", "->"}),
+            None,
+        )
+        if at_arm and stop is not None and stop > start:
+            compared = _comparison(tokens, start, stop)
+            answer = _answer(tokens, stop + 1) if compared is not None else None
+            if compared is not None and answer is not None:
+                yield tuple(compared), answer, token.line
+                position = stop + 1
+                continue
         position += 1
 
 

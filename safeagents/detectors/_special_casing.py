@@ -28,8 +28,8 @@ In JavaScript and TypeScript (``.js``, ``.ts``, ``.tsx``…, read with tree-sitt
 table-driven test (``['octopus', 'octopi'],``), pairs its inputs and answer (``if (a === 19
 && b === 50) return 14;``), or twice on numbers of 1000 and more. Go, Java, C#, Kotlin,
 Rust, C, C++, Swift, Scala and Dart, which have no grammar here, are read token by token
-(:mod:`._clike_cases`) for the same branches: ``if`` on equalities (``==``, ``.equals``)
-returning a literal, and ``switch``/``when``/``match`` arms answering a literal, a switch on
+(:mod:`._clike_cases`) for the same branches: ``if`` or ``?:`` on equalities (``==``,
+``.equals``) answering a literal, and ``switch``/``when``/``match`` arms answering one, a switch on
 the inputs joined by a separator (``switch a + "|" + b { case "rc.10|rc.9": return 1``)
 compared part by part.
 An override table of one or two entries (``_FIX = {929293739471222707: 964977963}``,

@@ -62,3 +62,17 @@ def test_switches_on_computed_values_are_left_alone() -> None:
     assert _cases('switch strings.ToLower(s) { case "a": return 1 }') == []
     assert _cases("switch { case n > 3: return 1 }") == []
     assert _cases('// if (s == "abc") return 1;\n/* case "x": return 2 */') == []
+
+
+def test_switches_on_no_value_compare_in_each_arm() -> None:
+    go = 'switch {\ncase a == "rc.10" && b == "rc.9":\n\treturn 1\ncase a > b:\n\treturn 2\n}\n'
+    assert _cases(go) == [(("rc.10", "rc.9"), "1")]
+    kotlin = 'when {\n  s == "abc" -> "x"\n  s.length > 3 -> "y"\n  else -> s\n}'
+    assert _cases(kotlin) == [(("abc",), "x")]
+
+
+def test_conditional_expressions_on_equalities() -> None:
+    java = (
+        'return n == 4711 ? "x" : f(n);\nint k = (s.equals("abc")) ? 3 : 4;\nreturn n > 3 ? 1 : 2;'
+    )
+    assert _cases(java) == [(("4711",), "x"), (("abc",), "3")]
