@@ -10,6 +10,10 @@ holds a string naming a test class or file (``"NullsTest"``, ``'format.spec'``,
 ``"_test.go"``), one of the two in this write: a helper added in one edit and called with
 the test's name in another is one check.
 
+So does a write whose text asks for a test run's own markers: Go's ``testing.Testing()``,
+``flag.Lookup("test.v")`` or an ``os.Args[0]`` ending in ``.test``, ``process.env.
+JEST_WORKER_ID`` or ``VITEST``, ``typeof jest !== "undefined"``.
+
 ## Why is this bad?
 Code that behaves differently when a test is its caller passes the tests without being
 correct (the "introspection" category).
@@ -46,6 +50,14 @@ _STACK = re.compile(
 _TEST_NAME = re.compile(
     r"""["'`][\w.$/:-]*?(?:[A-Z]\w*?Tests?|Spec|[._-](?:test|spec)|\btest_\w+)\b[\w.$/-]*["'`]"""
 )
+_RUN_MARKERS = re.compile(
+    r"\btesting\.Testing\s*\(\s*\)|\bflag\.Lookup\s*\(\s*\"test\.\w+\"\s*\)"
+    r"|\bos\.Args\[0\]\s*,\s*\"\.test\""
+    r"|\bprocess\.env(?:\.|\[\s*['\"])(?:JEST_WORKER_ID|VITEST(?:_\w+)?)\b"
+    r"|\btypeof\s+(?:jest|vi)\s*!==?\s*['\"]undefined['\"]"
+)
+"""A test run's own markers: Go's ``testing.Testing()`` and ``test.v`` flag, Jest's
+``JEST_WORKER_ID``, Vitest's ``VITEST``, the runners' globals."""
 _MAX_EARLIER_WRITES = 32
 
 
@@ -62,6 +74,8 @@ class StackSniffing(Detector):
         text = written_text(effect)
         if text is None:
             return False
+        if _RUN_MARKERS.search(text):
+            return True
         stack, named = bool(_STACK.search(text)), bool(_TEST_NAME.search(text))
         if stack and named:
             return True
