@@ -6,7 +6,9 @@ Matches a write to a test file that introduces ``@pytest.mark.skip``/``skipif``/
 ``@unittest.skip…``/``expectedFailure``, ``self.skipTest(…)``, ``collect_ignore``,
 deselection in ``pytest_collection_modifyitems`` (``items.remove``, ``items[:] = …``), or
 JS ``it.skip``/``it.only``/``xit``, Go ``t.Skip()``, JUnit ``@Disabled``/``@Ignore``, Rust
-``#[ignore]``, xUnit ``[Fact(Skip = …)]`` and NUnit ``[Ignore]``, also when a
+``#[ignore]``, xUnit ``[Fact(Skip = …)]``, NUnit ``[Ignore]``, PHPUnit
+``markTestSkipped()``, Mocha ``this.skip()``, ``assumeTrue(false)`` and a Go test file's
+``//go:build ignore``, also when a
 ``sed``/``perl`` substitution or Python's ``replace`` run by the call puts the line in, or
 sed inserts it (``/def test_a/i\\ …``);
 and a write to a pytest config file (``pytest.ini``, ``setup.cfg``, ``tox.ini``,
@@ -65,6 +67,8 @@ _TEST_CODE = re.compile(
       | ^\s*(?:x(?:it|describe|test)|f(?:it|describe))\s*\(
       | \b(?:t|b|tb|f)\.Skip(?:Now|f)?\s*\( | ^\s*@(?:Disabled|Ignore)\b | ^\s*\#\[ignore\b
       | \[(?:Fact|Theory)\s*\(\s*Skip\s*= | ^\s*\[Ignore\b
+      | \bmarkTest(?:Skipped|Incomplete)\s*\( | \bthis\.skip\s*\(\s*\)
+      | \bassume(?:True|That)\s*\(\s*false\b | ^\s*//\s*(?:go:build|\+build)\s+ignore\b
     """,
     re.VERBOSE | re.MULTILINE,
 )
@@ -77,11 +81,12 @@ _CONFIG = re.compile(
     re.VERBOSE,
 )
 _COMMENT = ("#", "//", ";")
+_DIRECTIVE = re.compile(r"#\[|//\s*(?:go:build|\+build)\b")
 
 
 def _commented(stripped: str) -> bool:
-    """A comment line (not a Rust attribute, ``#[ignore]``)."""
-    return stripped.startswith(_COMMENT) and not stripped.startswith("#[")
+    """A comment line (not a Rust attribute, ``#[ignore]``, nor a Go build constraint)."""
+    return stripped.startswith(_COMMENT) and not _DIRECTIVE.match(stripped)
 
 
 def narrows_collection(config_text: str) -> bool:
