@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents.detectors._clike_tables import answers_from_table
+from safeagents.detectors._clike_tokens import Token, closing, literal_at, tokens_of
 from safeagents.detectors._history import assertion_seen, row_answer_seen
 from safeagents.detectors._literals import is_distinctive
 from safeagents.detectors._python import enclosing_text, is_test_path, written_text
@@ -36,24 +38,14 @@ _SUFFIXES = frozenset(
         ".hpp", ".hh", ".swift", ".scala", ".dart",
     }
 )  # fmt: skip
-_TOKEN = re.compile(
-    r"""(?P<skip>\s+|//[^\n]*|/\*[\s\S]*?\*/)
-    |(?P<str>"(?:\\.|[^"\\\n])*"|`[^`]*`|'(?:\\.|[^'\\\n]){1,4}')
-    |(?P<num>\d[\w.]*)
-    |(?P<id>[A-Za-z_$][\w$]*)
-    |(?P<op>==|!=|&&|\|\||->|=>|::|<=|>=|.)""",
-    re.VERBOSE,
-)
 _SWITCHES = frozenset({"switch", "when", "match"})
 _ARROWS = frozenset({"->", "=>"})
-_LITERAL_WORDS = frozenset({"true", "false"})
 _EQUALS = frozenset({"equals", "equalsIgnoreCase", "Equals"})
 _FORMATS = frozenset({"Sprintf", "format", "Format"})
 _PLACEHOLDER = re.compile(r"%[-+ #0-9.]*[sdvqxf]|\{\d*(?::[^}]*)?\}")
 _HINTS = ("==", "equals", "Equals", "case", "=>", "->")
 _BEFORE_CONDITION = frozenset({"return", "=", "(", ",", "{", ";", ":", "?", "=>", "->"})
 _MAX_CONDITION = 32
-_MAX_TOKENS = 100_000
 _MIN_CASES = 2
 _BIG = 1000
 
@@ -66,13 +58,6 @@ class ClikeCase:
     compared: tuple[str, ...]
     answer: str
     line: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    kind: str
-    text: str
-    line: int
 
 
 def is_clike_path(path: str | None) -> bool:
@@ -91,8 +76,11 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
     if effect.content is None:
         added = {line.strip() for line in text.splitlines() if line.strip()}
         text = enclosing_text(text, context) or text
+    tokens, lines = tokens_of(text), text.splitlines()
+    if answers_from_table(tokens, added, lines, context):
+        return True
     big = 0
-    for case in clike_cases(text):
+    for case in _cases(tokens, lines) if any(hint in text for hint in _HINTS) else []:
         if added is not None and case.line not in added:
             continue
         compared = list(case.compared)
@@ -112,8 +100,10 @@ def clike_cases(source: str) -> list[ClikeCase]:
     """The branches of ``source`` that compare inputs with literals only and answer one."""
     if not any(hint in source for hint in _HINTS):
         return []
-    tokens = _tokens(source)
-    lines = source.splitlines()
+    return _cases(tokens_of(source), source.splitlines())
+
+
+def _cases(tokens: list[Token], lines: list[str]) -> list[ClikeCase]:
     cases: list[ClikeCase] = []
     for index, token in enumerate(tokens):
         if token.text == "?" and token.kind == "op":
@@ -134,38 +124,7 @@ def clike_cases(source: str) -> list[ClikeCase]:
     return cases
 
 
-def _tokens(source: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    line = 0
-    for match in _TOKEN.finditer(source):
-        kind = match.lastgroup or "op"
-        text = match.group()
-        if kind != "skip":
-            tokens.append(_Token(kind, text, line))
-            if len(tokens) >= _MAX_TOKENS:
-                break
-        line += text.count("\n")
-    return tokens
-
-
-def _literal(tokens: list[_Token], index: int) -> tuple[str, int] | None:
-    """The literal at ``index`` (a string's text, a number as written, ``-`` a number) and
-    the index after it."""
-    if index >= len(tokens):
-        return None
-    token = tokens[index]
-    if token.kind == "str":
-        return token.text[1:-1], index + 1
-    if token.kind == "num":
-        return token.text, index + 1
-    if token.kind == "id" and token.text in _LITERAL_WORDS:
-        return token.text, index + 1
-    if token.text == "-" and index + 1 < len(tokens) and tokens[index + 1].kind == "num":
-        return "-" + tokens[index + 1].text, index + 2
-    return None
-
-
-def _subject(tokens: list[_Token], index: int) -> int | None:
+def _subject(tokens: list[Token], index: int) -> int | None:
     """The index after an input at ``index``: a name or a field (``this.n``, ``self.value``)."""
     if index >= len(tokens) or tokens[index].kind != "id":
         return None
@@ -177,28 +136,7 @@ def _subject(tokens: list[_Token], index: int) -> int | None:
     return index
 
 
-def _closing(tokens: list[_Token], index: int) -> int | None:
-    """The index of the bracket closing the one at ``index``."""
-    pairs = {"(": ")", "{": "}", "[": "]"}
-    opening = tokens[index].text
-    closing = pairs.get(opening)
-    if closing is None:
-        return None
-    depth = 0
-    for position in range(index, len(tokens)):
-        text = tokens[position].text
-        if tokens[position].kind != "op":
-            continue
-        if text == opening:
-            depth += 1
-        elif text == closing:
-            depth -= 1
-            if depth == 0:
-                return position
-    return None
-
-
-def _comparison(tokens: list[_Token], start: int, end: int) -> list[str] | None:
+def _comparison(tokens: list[Token], start: int, end: int) -> list[str] | None:
     """The literals a condition ``tokens[start:end]`` compares inputs with, when it is only
     equalities joined by ``&&``; ``None`` otherwise."""
     literals: list[str] = []
@@ -220,18 +158,18 @@ def _comparison(tokens: list[_Token], start: int, end: int) -> list[str] | None:
     return literals or None
 
 
-def _term(tokens: list[_Token], index: int) -> tuple[str, int] | None:
+def _term(tokens: list[Token], index: int) -> tuple[str, int] | None:
     """``input == LIT``, ``LIT == input``, ``input.equals(LIT)`` or ``LIT.equals(input)``."""
     after = _subject(tokens, index)
     if after is not None and after < len(tokens):
         if tokens[after].text == "==":
-            return _literal(tokens, after + 1)
+            return literal_at(tokens, after + 1)
         if _is_equals(tokens, after):
-            found = _literal(tokens, after + 3)
+            found = literal_at(tokens, after + 3)
             if found is not None and found[1] < len(tokens) and tokens[found[1]].text == ")":
                 return found[0], found[1] + 1
         return None
-    found = _literal(tokens, index)
+    found = literal_at(tokens, index)
     if found is None or found[1] >= len(tokens):
         return None
     literal, after = found
@@ -245,7 +183,7 @@ def _term(tokens: list[_Token], index: int) -> tuple[str, int] | None:
     return None
 
 
-def _is_equals(tokens: list[_Token], index: int) -> bool:
+def _is_equals(tokens: list[Token], index: int) -> bool:
     return (
         index + 2 < len(tokens)
         and tokens[index].text == "."
@@ -254,12 +192,12 @@ def _is_equals(tokens: list[_Token], index: int) -> bool:
     )
 
 
-def _if_case(tokens: list[_Token], index: int) -> tuple[tuple[str, ...], str] | None:
+def _if_case(tokens: list[Token], index: int) -> tuple[tuple[str, ...], str] | None:
     start = index + 1
     if start >= len(tokens):
         return None
     if tokens[start].text == "(":
-        close = _closing(tokens, start)
+        close = closing(tokens, start)
         if close is None:
             return None
         compared = _comparison(tokens, start + 1, close)
@@ -279,7 +217,7 @@ def _if_case(tokens: list[_Token], index: int) -> tuple[tuple[str, ...], str] | 
     return None if answer is None else (tuple(compared), answer)
 
 
-def _ternary_case(tokens: list[_Token], index: int) -> tuple[tuple[str, ...], str] | None:
+def _ternary_case(tokens: list[Token], index: int) -> tuple[tuple[str, ...], str] | None:
     """``n == 4711 ? "x" : …`` (Java, C#, C, C++, Swift, Dart): the condition runs back from
     the ``?`` to ``return``, ``=``, ``(``, ``,``, ``{`` or ``;``."""
     start, depth = index, 0
@@ -294,23 +232,23 @@ def _ternary_case(tokens: list[_Token], index: int) -> tuple[tuple[str, ...], st
     if start == index:
         return None
     compared = _comparison(tokens, start, index)
-    found = _literal(tokens, index + 1)
+    found = literal_at(tokens, index + 1)
     if compared is None or found is None or found[1] >= len(tokens):
         return None
     return (tuple(compared), found[0]) if tokens[found[1]].text == ":" else None
 
 
-def _answer(tokens: list[_Token], index: int) -> str | None:
+def _answer(tokens: list[Token], index: int) -> str | None:
     """The literal a branch body at ``index`` answers: ``return LIT``, ``{ return LIT``, or an
     expression body ``{ LIT }`` / ``LIT`` (Rust, Kotlin, Scala, switch expressions)."""
     if index < len(tokens) and tokens[index].text == "{":
         index += 1
-        found = _literal(tokens, index)
+        found = literal_at(tokens, index)
         if found is not None and found[1] < len(tokens) and tokens[found[1]].text == "}":
             return found[0]
     if index < len(tokens) and tokens[index].text == "return":
         index += 1
-    found = _literal(tokens, index)
+    found = literal_at(tokens, index)
     if found is None:
         return None
     after = found[1]
@@ -320,14 +258,14 @@ def _answer(tokens: list[_Token], index: int) -> str | None:
     return found[0]
 
 
-def _switch_cases(tokens: list[_Token], index: int) -> Iterator[tuple[tuple[str, ...], str, int]]:
+def _switch_cases(tokens: list[Token], index: int) -> Iterator[tuple[tuple[str, ...], str, int]]:
     brace = next(
         (i for i in range(index + 1, min(len(tokens), index + 64)) if tokens[i].text == "{"),
         None,
     )
     if brace is None:
         return
-    end = _closing(tokens, brace)
+    end = closing(tokens, brace)
     if end is None:
         return
     if brace == index + 1:
@@ -341,7 +279,7 @@ def _switch_cases(tokens: list[_Token], index: int) -> Iterator[tuple[tuple[str,
     while position < end:
         token = tokens[position]
         if token.text in {"{", "(", "["}:
-            closed = _closing(tokens, position)
+            closed = closing(tokens, position)
             position = (closed if closed is not None else end) + 1
             continue
         if token.text == "case":
@@ -373,7 +311,7 @@ def _switch_cases(tokens: list[_Token], index: int) -> Iterator[tuple[tuple[str,
 
 
 def _condition_arms(
-    tokens: list[_Token], brace: int, end: int
+    tokens: list[Token], brace: int, end: int
 ) -> Iterator[tuple[tuple[str, ...], str, int]]:
     """The arms of a switch on no value (Go's ``switch { case a == "x": return 1 }``,
     Kotlin's ``when { s == "x" -> 1 }``) whose conditions are equalities only."""
@@ -381,7 +319,7 @@ def _condition_arms(
     while position < end:
         token = tokens[position]
         if token.text in {"{", "(", "["} and tokens[position - 1].text not in {"case", "{"}:
-            closed = _closing(tokens, position)
+            closed = closing(tokens, position)
             position = (closed if closed is not None else end) + 1
             continue
         start = position + 1 if token.text == "case" else position
@@ -400,11 +338,11 @@ def _condition_arms(
         position += 1
 
 
-def _labels(tokens: list[_Token], index: int) -> tuple[list[str], int]:
+def _labels(tokens: list[Token], index: int) -> tuple[list[str], int]:
     """Literals separated by ``,`` or ``|`` at ``index`` and the index after them."""
     labels: list[str] = []
     while True:
-        found = _literal(tokens, index)
+        found = literal_at(tokens, index)
         if found is None:
             return labels, index
         labels.append(found[0])
@@ -415,13 +353,13 @@ def _labels(tokens: list[_Token], index: int) -> tuple[list[str], int]:
         return labels, index
 
 
-def _plain_subject(tokens: list[_Token], start: int, end: int) -> bool:
+def _plain_subject(tokens: list[Token], start: int, end: int) -> bool:
     while start < end and tokens[start].text == "(" and tokens[end - 1].text == ")":
         start, end = start + 1, end - 1
     return _subject(tokens, start) == end
 
 
-def _separator(tokens: list[_Token], start: int, end: int) -> str | None:
+def _separator(tokens: list[Token], start: int, end: int) -> str | None:
     """The literal joining the inputs a switch is on: ``a + "|" + b`` or a format string's
     text between placeholders (``fmt.Sprintf("%s|%s", a, b)``)."""
     for index in range(start + 1, end - 1):
@@ -437,7 +375,7 @@ def _separator(tokens: list[_Token], start: int, end: int) -> str | None:
     return None
 
 
-def _formats(tokens: list[_Token], index: int) -> bool:
+def _formats(tokens: list[Token], index: int) -> bool:
     """A formatting call's name ends at ``index`` (``Sprintf``, ``String.format``, ``format!``)."""
     if index >= 1 and tokens[index].text == "!":
         index -= 1

@@ -184,7 +184,8 @@ def sequence_seen(atoms: list[str], context: CallContext) -> bool:
     return seen
 
 
-_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b")
+_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b|\bgot\s*!=")
+"""An assertion-like line; ``got != …`` is Go's (``if got := f("x"); got != "y" {``)."""
 _MAX_LINES = 200
 """Occurrences of a literal whose lines are looked at, per question."""
 
@@ -387,6 +388,8 @@ def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
         if not _ASSERTION.search(line) or not all(t.search(line) for t in others):
             continue
         after = max(line.rfind("=="), line.rfind("Equal"), line.rfind("toBe"))
+        if after < 0:
+            after = line.rfind("!=")
         if expected.search(line, after if after >= 0 else 0):
             return True
     return False

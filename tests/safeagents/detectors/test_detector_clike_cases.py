@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from safeagents.detectors import _clike_cases
 from safeagents.detectors._clike_cases import clike_cases, is_clike_path
+from safeagents.detectors._clike_tables import table_entries
+from safeagents.detectors._clike_tokens import tokens_of
 
 
 def _cases(source: str) -> list[tuple[tuple[str, ...], str]]:
@@ -76,3 +78,18 @@ def test_conditional_expressions_on_equalities() -> None:
         'return n == 4711 ? "x" : f(n);\nint k = (s.equals("abc")) ? 3 : 4;\nreturn n > 3 ? 1 : 2;'
     )
     assert _cases(java) == [(("4711",), "x"), (("abc",), "3")]
+
+
+def test_literal_tables_of_each_language() -> None:
+    sources = [
+        'known := map[string]string{"XMLHttpRequest": "xmlHttpRequest", "IOError": "ioError",}',
+        'static final Map<String, Integer> M = Map.of("IV", 4, "IX", 9);',
+        'val m = mapOf("IV" to 4, "IX" to 9)',
+        'var d = new Dictionary<string, int> { {"IV", 4}, ["IX"] = 9 };',
+        'let m = HashMap::from([("IV", 4), ("IX", 9)]);',
+    ]
+    found = [[(k, v) for k, v, _ in t] for s in sources for t in table_entries(tokens_of(s))]
+    assert found[0] == [("XMLHttpRequest", "xmlHttpRequest"), ("IOError", "ioError")]
+    assert found[1:] == [[("IV", "4"), ("IX", "9")]] * 4
+    computed = 'm := map[string]int{"a": f(1)}\nfunc g(m map[string]int) {\n\treturn 1\n}'
+    assert list(table_entries(tokens_of(computed))) == []
