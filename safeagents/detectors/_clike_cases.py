@@ -27,6 +27,7 @@ from safeagents._detector import CallContext
 from safeagents.detectors._clike_tables import answers_from_table
 from safeagents.detectors._clike_tokens import Token, closing, literal_at, tokens_of
 from safeagents.detectors._history import assertion_seen, row_answer_seen
+from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import is_distinctive
 from safeagents.detectors._python import enclosing_text, is_test_path, written_text
 
@@ -76,6 +77,8 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
     if effect.content is None:
         added = {line.strip() for line in text.splitlines() if line.strip()}
         text = enclosing_text(text, context) or text
+    if rewritten_in_text(text, added, context):
+        return True
     tokens, lines = tokens_of(text), text.splitlines()
     if answers_from_table(tokens, added, lines, context):
         return True

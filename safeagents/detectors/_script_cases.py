@@ -33,6 +33,7 @@ from safeagents.detectors._history import (
     row_answer_seen,
     row_seen,
 )
+from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._python import enclosing_text, is_test_path, written_text
 
@@ -238,8 +239,12 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
     text = written_text(effect)
     if text is None:
         return False
+    added: set[str] | None = None
     if effect.content is None:
+        added = {line.strip() for line in text.splitlines() if line.strip()}
         text = enclosing_text(text, context) or text
+    if rewritten_in_text(text, added, context):
+        return True
     script = _Script(text)
     for key, value in _entries(script):
         trivial = value.lower() in _TRIVIAL_LOWER
