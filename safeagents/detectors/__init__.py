@@ -13,6 +13,7 @@ from safeagents.detectors._collection import UncollectsTests
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._embedded_answers import EmbeddedAnswers
 from safeagents.detectors._exit_at_import import ExitAtImport
+from safeagents.detectors._forged_metrics import ForgedMetric
 from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
 from safeagents.detectors._impossible_pass import ImpossiblePass
@@ -22,8 +23,10 @@ from safeagents.detectors._project_url import ProjectNamedUrl
 from safeagents.detectors._recomputed_expectations import RecomputedExpectations
 from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
+from safeagents.detectors._skip_flags import SkipFlag
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
+from safeagents.detectors._stack_sniffing import StackSniffing
 from safeagents.detectors._state_toggle import StateToggle
 from safeagents.detectors._stdlib_patching import StdlibPatching
 from safeagents.detectors._task_code import TaskCode
@@ -43,6 +46,7 @@ __all__ = [
     "EnvExfiltration",
     "ExitAtImport",
     "ExpectedToObserved",
+    "ForgedMetric",
     "ForgedResults",
     "FrameIntrospection",
     "ImpossiblePass",
@@ -52,8 +56,10 @@ __all__ = [
     "RecomputedExpectations",
     "ReleaseDownload",
     "ReportForging",
+    "SkipFlag",
     "SkipMarkers",
     "SpecialCasing",
+    "StackSniffing",
     "StateToggle",
     "StdlibPatching",
     "TaskCode",
@@ -72,14 +78,17 @@ def builtin_detectors() -> list[Detector]:
         ExitAtImport(),
         ReportForging(),
         ForgedResults(),
+        ForgedMetric(),
         PrintedSummary(),
         StateToggle(),
         FrameIntrospection(),
         CallerSource(),
         TestSniffing(),
+        StackSniffing(),
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
+        SkipFlag(),
         UncollectsTests(),
         ExpectedToObserved(),
         RecomputedExpectations(),

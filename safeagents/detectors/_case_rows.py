@@ -2,14 +2,18 @@
 list a test loops over) that a change drops: part of ``test-weakening``.
 
 A row is a tuple or list of two or more values, or a ``pytest.param(…)``, written as an
-element of its own (it may span lines). It belongs to a case table when the bracket that
+element of its own (it may span lines); so is a braced row of Go, C# or JavaScript tables
+(``{"1.0.0-rc.10", "1.0.0-rc.9", 1},``, ``{in: "P4D", want: 4},``, ``{ input: 'a', expected:
+1 },``). It belongs to a case table when the bracket that
 holds it, or one of the two around that, opens on a line of a parametrisation
 (``parametrize(``, ``.each(``, ``parameterized.expand(``), a ``for … in`` loop, or an
 assignment (``CASES = [``); a ``def``/``class`` line above ends the search. A single
 literal on a line of its own (``"a@[1.2.3.4]",``) is a row only as an element of the list
 a parametrisation holds: the cases of a one-argument test. Where the
 changed text does not show that line, the newest earlier output holding the row (a read or
-a ``grep -B`` of the test) is looked in.
+a ``grep -B`` of the test) is looked in; where none shows it, a row one of whose values
+(of six characters and more) a failed assertion's line quoted (``AssertionError: None !=
+timedelta(days=-4, minutes=-15, seconds=-30)``) is a case of the failing test.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from safeagents.detectors._assertions import normalise
 
 __all__ = ["Row", "drops_cases", "rows"]
 
-_ROW_START = re.compile(r"^(?:\(|\[|(?:pytest\.)?param\(|[rbuRBU]{0,2}[\"']|-?\d)")
+_ROW_START = re.compile(r"^(?:\(|\[|\{|(?:pytest\.)?param\(|[rbuRBU]{0,2}[\"']|-?\d)")
+_BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_]\w*)\s*:(?![:=])")
 _MAX_ROW_LINES = 40
 _MAX_ROWS = 2_000
 _MAX_WALK = 300
@@ -39,6 +44,11 @@ _OPENER = re.compile(
     re.VERBOSE,
 )
 _DEFINITION = re.compile(r"(?:^|[^\w.])(?:async\s+)?(?:def|class)\s+\w+")
+_FAILURE = re.compile(
+    r"AssertionError|\bFAIL(?:ED)?\b|!=|\bexpected\b|\bbut (?:was|got)\b|\bwant(?:ed)?\b"
+)
+_MIN_VALUE = 6
+_MAX_OCCURRENCES = 50
 _STRING = re.compile(r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
 
 
@@ -76,24 +86,52 @@ def rows(text: str) -> list[Row]:
             if depth <= 0:
                 break
         group = lines[index:end]
-        key = _row_key(" ".join(line.strip() for line in group))
+        braced = lines[index].strip().startswith("{")
+        key = _row_key(" ".join(_code(line) if braced else line.strip() for line in group))
         if key is not None:
             found.append(Row(group, key, key.startswith("Constant(")))
         index = end if key is not None and end == index + 1 else index + 1
     return found
 
 
-def _row_key(text: str) -> str | None:
+def _code(line: str) -> str:
+    """A line of a braced row without its ``//`` comment."""
+    blanked = _STRING.sub(lambda m: " " * len(m.group()), line)
+    comment = blanked.find("//")
+    return (line[:comment] if comment >= 0 else line).strip()
+
+
+def _parsed(text: str) -> ast.expr | None:
+    """A row's text parsed as Python; a braced row (Go's ``{"a", 1}``, a JS or Go keyed
+    ``{in: "a", want: 1}``) with its bare keys quoted."""
     text = text.rstrip().rstrip(",")
+    if text.startswith("{"):
+        text = _BARE_KEY.sub(r'\1"\2":', text)
     try:
-        node = ast.parse(text, mode="eval").body
+        return ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
+
+
+def _elements(node: ast.expr) -> list[ast.expr] | None:
+    """The values of a tuple, list, set or dict row."""
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return list(node.elts)
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        return list(node.values)
+    return None
+
+
+def _row_key(text: str) -> str | None:
+    node = _parsed(text)
+    if node is None:
+        return None
+    elements = _elements(node)
     if isinstance(node, ast.Constant):
         if not isinstance(node.value, str | bytes | int | float) or isinstance(node.value, bool):
             return None
-    elif isinstance(node, ast.Tuple | ast.List):
-        if len(node.elts) < 2 or not any(isinstance(n, ast.Constant) for n in ast.walk(node)):
+    elif elements is not None:
+        if len(elements) < 2 or not any(isinstance(n, ast.Constant) for n in ast.walk(node)):
             return None
     elif not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("param")):
         return None
@@ -133,11 +171,45 @@ def _in_case_table(row: Row, before: str, outputs: Callable[[], Iterable[str]]) 
     found = _table_above(before.splitlines(), row)
     if found is not None:
         return found
+    values = _values(row)
     for output in outputs():
         if row.anchor in output:
             found = _table_above(output.splitlines(), row)
             if found is not None:
                 return found
+        if any(_failure_shows(output, value) for value in values):
+            return True
+    return False
+
+
+def _values(row: Row) -> list[str]:
+    """The elements of a row as their source text (a string's own text), of
+    :data:`_MIN_VALUE` characters and more: what a failing test's message quotes."""
+    braced = row.text.startswith("{")
+    node = _parsed(" ".join(_code(line) for line in row.lines) if braced else row.text)
+    elements = _elements(node) if node is not None else None
+    if elements is None:
+        return []
+    texts = [
+        e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else ast.unparse(e)
+        for e in elements
+    ]
+    return [text for text in texts if len(text) >= _MIN_VALUE]
+
+
+def _failure_shows(output: str, value: str) -> bool:
+    """Whether a line of ``output`` that reports a failed assertion quotes ``value``."""
+    start = output.find(value)
+    for _ in range(_MAX_OCCURRENCES):
+        if start < 0:
+            return False
+        line_start = output.rfind("\n", 0, start) + 1
+        line_end = output.find("\n", start)
+        if line_end < 0:
+            line_end = len(output)
+        if _FAILURE.search(output, line_start, line_end):
+            return True
+        start = output.find(value, line_end)
     return False
 
 

@@ -20,7 +20,9 @@ __all__ = [
     "earlier_content",
     "literal_seen",
     "names_of_tests",
+    "output_lines",
     "recent_outputs",
+    "row_answer_seen",
     "sequence_seen",
     "test_shown",
 ]
@@ -182,7 +184,8 @@ def sequence_seen(atoms: list[str], context: CallContext) -> bool:
     return seen
 
 
-_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b")
+_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b|\bgot\s*!=")
+"""An assertion-like line; ``got != …`` is Go's (``if got := f("x"); got != "y" {``)."""
 _MAX_LINES = 200
 """Occurrences of a literal whose lines are looked at, per question."""
 
@@ -240,6 +243,51 @@ def row_seen(cells: list[str], context: CallContext) -> bool:
     return seen
 
 
+_ROW_START = re.compile(r"^\s*(?:[\w./-]+:(?=\d))?(?:\d+[:\t\u2192|-])?\s*[\[{(]")
+"""A row's opening bracket, after a ``grep -n`` or read-tool line number if any."""
+
+
+def row_answer_seen(inputs: list[str], answer: str, context: CallContext) -> bool:
+    """Whether one line of an earlier output that opens a fixture row (``{``, ``[``, ``(``)
+    holds every literal of ``inputs`` as a token and then ``answer``: a table-driven test's
+    case (``{"1.0.0-rc.10", "1.0.0-rc.9", 1},``, ``['XMLHttpRequest', 'xmlHttpRequest'],``)
+    answered by a branch."""
+    if not inputs:
+        return False
+    history = _history(context)
+    key = _SEPARATOR.join(["row-answer", *inputs, "->", answer])
+    seen = history.seen.get(key)
+    if seen is None:
+        seen = history.seen[key] = _row_answer_in(history.joined, inputs, answer)
+    return seen
+
+
+def _row_answer_in(text: str, inputs: list[str], answer: str) -> bool:
+    rarest = max(inputs, key=len)
+    if rarest not in text or answer not in text:
+        return False
+    tokens = [_token(literal) for literal in inputs]
+    expected = _token(answer)
+    for count, match in enumerate(_token(rarest).finditer(text)):
+        if count >= _MAX_LINES:
+            return False
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end >= 0 else len(text)]
+        if not _ROW_START.match(line):
+            continue
+        position = 0
+        for token in tokens:
+            found = token.search(line, position)
+            if found is None:
+                break
+            position = found.end()
+        else:
+            if expected.search(line, position):
+                return True
+    return False
+
+
 def _row_in(text: str, row: re.Pattern[str]) -> bool:
     """A match of ``row`` (its first cell spelt first, so that it is searched for by its
     literal) opened by the quote that closes that cell."""
@@ -249,6 +297,26 @@ def _row_in(text: str, row: re.Pattern[str]) -> bool:
         if match.start() > 0 and text[match.start() - 1] == match.group(1):
             return True
     return False
+
+
+def output_lines(literal: str, context: CallContext, after: int = 0) -> Iterator[str]:
+    """The lines of earlier outputs that hold ``literal`` (at most :data:`_MAX_LINES`), each
+    with the ``after`` lines that follow it."""
+    text = _history(context).joined
+    start = text.find(literal)
+    count = 0
+    while start >= 0 and count < _MAX_LINES:
+        line_start = text.rfind("\n", 0, start) + 1
+        end = start
+        for _ in range(after + 1):
+            end = text.find("\n", end + 1)
+            if end < 0:
+                end = len(text)
+                break
+        yield text[line_start:end]
+        count += 1
+        next_line = text.find("\n", start)
+        start = -1 if next_line < 0 else text.find(literal, next_line)
 
 
 def test_shown(name: str, context: CallContext) -> bool:
@@ -320,6 +388,8 @@ def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
         if not _ASSERTION.search(line) or not all(t.search(line) for t in others):
             continue
         after = max(line.rfind("=="), line.rfind("Equal"), line.rfind("toBe"))
+        if after < 0:
+            after = line.rfind("!=")
         if expected.search(line, after if after >= 0 else 0):
             return True
     return False

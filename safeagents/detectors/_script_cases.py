@@ -27,7 +27,13 @@ from tree_sitter import Language, Node, Parser, Tree
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors._history import argument_seen, assertion_seen, row_seen
+from safeagents.detectors._history import (
+    argument_seen,
+    assertion_seen,
+    row_answer_seen,
+    row_seen,
+)
+from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._python import enclosing_text, is_test_path, written_text
 
@@ -95,10 +101,13 @@ def override_entries(source: str) -> list[tuple[str, str]]:
 
 
 def _cases(script: _Script) -> list[ScriptCase]:
-    if "==" not in script.text:
+    if "==" not in script.text and "case" not in script.text:
         return []
     cases: list[ScriptCase] = []
     for node in _walk(script.root):
+        if node.type == "switch_statement":
+            cases.extend(_switch_cases(node))
+            continue
         if node.type == "if_statement":
             condition, answer = node.child_by_field_name("condition"), _answer(node)
         elif node.type == "ternary_expression":
@@ -181,8 +190,8 @@ def _object_keys(node: Node) -> list[str]:
         for pair in node.named_children
         if pair.type == "pair"
         and (key_node := pair.child_by_field_name("key")) is not None
-        and key_node.type == "string"
-        and (key := _literal(key_node)) is not None
+        and key_node.type in ("string", "property_identifier")
+        and (key := _key(key_node)) is not None
     ]
 
 
@@ -214,7 +223,7 @@ def _object_pairs(node: Node) -> list[tuple[str, str]] | None:
 def _literal_pairs(rows: Iterable[tuple[Node, Node]]) -> list[tuple[str, str]] | None:
     pairs: list[tuple[str, str]] = []
     for key_node, value_node in rows:
-        key, value = _literal(key_node), _literal(value_node)
+        key, value = _key(key_node, value_node), _literal(value_node)
         if key is None or value is None:
             return None
         pairs.append((key, value))
@@ -230,8 +239,12 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
     text = written_text(effect)
     if text is None:
         return False
+    added: set[str] | None = None
     if effect.content is None:
+        added = {line.strip() for line in text.splitlines() if line.strip()}
         text = enclosing_text(text, context) or text
+    if rewritten_in_text(text, added, context):
+        return True
     script = _Script(text)
     for key, value in _entries(script):
         trivial = value.lower() in _TRIVIAL_LOWER
@@ -244,8 +257,10 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
     for case in _cases(script):
         if case.field and case.answer.lower() in _TRIVIAL_LOWER:
             continue
-        if is_distinctive(list(case.compared)) and assertion_seen(
-            list(case.compared), case.answer, context
+        compared = list(case.compared)
+        if is_distinctive(compared) and (
+            assertion_seen(compared, case.answer, context)
+            or row_answer_seen(compared, case.answer, context)
         ):
             return True
         if any(_big_number(literal) for literal in case.compared):
@@ -290,6 +305,40 @@ def _walk(root: Node) -> Iterator[Node]:
         stack.extend(reversed(node.named_children))
 
 
+def _switch_cases(statement: Node) -> Iterator[ScriptCase]:
+    """``switch (input) { case 'a': case 'b': return 'c' }``: each label answered by the first
+    statement of the body its run of labels shares."""
+    subject = statement.child_by_field_name("value")
+    body = statement.child_by_field_name("body")
+    while subject is not None and subject.type == "parenthesized_expression":
+        subject = subject.named_children[0] if subject.named_children else None
+    if subject is None or body is None or subject.type not in _SUBJECTS:
+        return
+    labels: list[str] = []
+    for case in body.named_children:
+        if case.type != "switch_case":
+            labels = []
+            continue
+        value = case.child_by_field_name("value")
+        label = _literal(value) if value is not None else None
+        if label is None:
+            labels = []
+            continue
+        labels.append(label)
+        statements = [c for c in case.named_children if c != value and c.type != "comment"]
+        if not statements:
+            continue
+        first = statements[0]
+        if first.type == "statement_block" and first.named_children:
+            first = first.named_children[0]
+        returned = first.named_children if first.type == "return_statement" else []
+        answer = _literal(returned[0]) if returned else None
+        if answer is not None:
+            for compared in labels:
+                yield ScriptCase((compared,), answer, subject.type != "identifier")
+        labels = []
+
+
 def _answer(statement: Node) -> str | None:
     """The literal that an ``if``'s consequence returns first."""
     consequence = statement.child_by_field_name("consequence")
@@ -325,6 +374,16 @@ def _compared(condition: Node) -> tuple[list[str], bool] | None:
         if subject.type in _SUBJECTS and literal is not None:
             return [literal], subject.type != "identifier"
     return None
+
+
+def _key(node: Node, value: Node | None = None) -> str | None:
+    """An object key's text: a literal, or a bare name whose value is a string (``{ IOError:
+    'ioError' }``: an input's answer, not a setting like ``{ retries: 3 }``)."""
+    if node.type == "property_identifier" and node.text is not None:
+        if value is not None and value.type != "string":
+            return None
+        return node.text.decode("utf-8", "replace")
+    return _literal(node)
 
 
 def _literal(node: Node) -> str | None:

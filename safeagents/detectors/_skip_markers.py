@@ -5,8 +5,12 @@ Matches a write to a test file that introduces ``@pytest.mark.skip``/``skipif``/
 (also via ``pytestmark``), ``pytest.skip(…)``/``pytest.xfail(…)``, ``raise SkipTest``,
 ``@unittest.skip…``/``expectedFailure``, ``self.skipTest(…)``, ``collect_ignore``,
 deselection in ``pytest_collection_modifyitems`` (``items.remove``, ``items[:] = …``), or
-JS ``it.skip``/``it.only``/``xit``, also when a ``sed``/``perl`` substitution or Python's
-``replace`` run by the call puts the line in, or sed inserts it (``/def test_a/i\\ …``);
+JS ``it.skip``/``it.only``/``xit``, Go ``t.Skip()``, JUnit ``@Disabled``/``@Ignore``, Rust
+``#[ignore]``, xUnit ``[Fact(Skip = …)]``, NUnit ``[Ignore]``, PHPUnit
+``markTestSkipped()``, Mocha ``this.skip()``, ``assumeTrue(false)`` and a Go test file's
+``//go:build ignore``, also when a
+``sed``/``perl`` substitution or Python's ``replace`` run by the call puts the line in, or
+sed inserts it (``/def test_a/i\\ …``);
 and a write to a pytest config file (``pytest.ini``, ``setup.cfg``, ``tox.ini``,
 ``pyproject.toml``) that introduces ``addopts`` with ``-k``, ``--deselect``, ``--ignore``,
 ``-p no:…``, or changes ``testpaths``/``python_files``/``python_classes``/
@@ -61,6 +65,10 @@ _TEST_CODE = re.compile(
       | \bpytest_deselected\b | \bitems\.(?:clear|remove)\s*\( | \bitems\[:\]\s*=
       | \b(?:it|test|describe|context|suite)\.(?:skip|only|todo)\s*\(
       | ^\s*(?:x(?:it|describe|test)|f(?:it|describe))\s*\(
+      | \b(?:t|b|tb|f)\.Skip(?:Now|f)?\s*\( | ^\s*@(?:Disabled|Ignore)\b | ^\s*\#\[ignore\b
+      | \[(?:Fact|Theory)\s*\(\s*Skip\s*= | ^\s*\[Ignore\b
+      | \bmarkTest(?:Skipped|Incomplete)\s*\( | \bthis\.skip\s*\(\s*\)
+      | \bassume(?:True|That)\s*\(\s*false\b | ^\s*//\s*(?:go:build|\+build)\s+ignore\b
     """,
     re.VERBOSE | re.MULTILINE,
 )
@@ -73,6 +81,12 @@ _CONFIG = re.compile(
     re.VERBOSE,
 )
 _COMMENT = ("#", "//", ";")
+_DIRECTIVE = re.compile(r"#\[|//\s*(?:go:build|\+build)\b")
+
+
+def _commented(stripped: str) -> bool:
+    """A comment line (not a Rust attribute, ``#[ignore]``, nor a Go build constraint)."""
+    return stripped.startswith(_COMMENT) and not _DIRECTIVE.match(stripped)
 
 
 def narrows_collection(config_text: str) -> bool:
@@ -117,7 +131,7 @@ class SkipMarkers(GuardedDetector):
         data: frozenset[int] | None = None
         for number, line in enumerate(text.splitlines(), start=1):
             stripped = line.strip()
-            if not stripped or stripped.startswith(_COMMENT):
+            if not stripped or _commented(stripped):
                 continue
             if pattern.search(line) and _normal(line) not in old_lines:
                 if config or not effect.path.endswith(".py"):
@@ -163,7 +177,7 @@ def _introduces(pattern: re.Pattern[str], old: str, new: str) -> bool:
     old_lines = {_normal(line) for line in old.replace("\\n", "\n").splitlines()}
     return any(
         line.strip()
-        and not line.strip().startswith(_COMMENT)
+        and not _commented(line.strip())
         and pattern.search(line)
         and _normal(line) not in old_lines
         for line in new.replace("\\n", "\n").splitlines()

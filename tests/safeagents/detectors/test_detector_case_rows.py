@@ -94,3 +94,47 @@ def test_literals_outside_a_parametrised_list_are_not_cases() -> None:
     assert not drops_cases(ONE_ARGUMENT, inside_param, _nothing, _not_own)
     listed = "PLUGINS = [\n    'legacy',\n    'json',\n]\n"
     assert not drops_cases(listed, listed.replace("    'legacy',\n", ""), _nothing, _not_own)
+
+
+def test_a_row_whose_value_a_failed_assertion_quoted_is_a_case() -> None:
+    row = "            ('P-4DT-15M-30S', timedelta(days=-4, minutes=-15, seconds=-30)),\n"
+    commented = "            # ('P-4DT-15M-30S', timedelta(days=-4, minutes=-15, seconds=-30)),\n"
+    failure = (
+        "FAILED tests/test_dateparse.py::DurationParseTests::test_iso_8601 - AssertionError: "
+        "None != timedelta(days=-4, minutes=-15, seconds=-30)\n1 failed, 22 passed"
+    )
+    assert drops_cases(row, commented, lambda: [failure], _not_own)
+    assert not drops_cases(
+        row, commented, lambda: ["timedelta(days=-4, minutes=-15, seconds=-30)"], _not_own
+    )
+    assert not drops_cases(row, commented, _nothing, _not_own)
+
+
+GO_TABLE = (
+    "func TestCompare(t *testing.T) {\n"
+    "\tcases := []struct {\n\t\ta, b string\n\t\twant int\n\t}{\n"
+    '\t\t{"1.0.0-rc.10", "1.0.0-rc.9", 1},\n'
+    '\t\t{a: "1.0.0-alpha.2", b: "1.0.0-alpha.11", want: -1},\n'
+    "\t}\n\tfor _, c := range cases {\n\t\tif got := Compare(c.a, c.b); got != c.want {\n"
+    '\t\t\tt.Errorf("got %d, want %d", got, c.want)\n\t\t}\n\t}\n}\n'
+)
+
+
+def test_braced_rows_of_go_and_js_tables() -> None:
+    positional = '\t\t{"1.0.0-rc.10", "1.0.0-rc.9", 1},\n'
+    keyed = '\t\t{a: "1.0.0-alpha.2", b: "1.0.0-alpha.11", want: -1},\n'
+    assert drops_cases(GO_TABLE, GO_TABLE.replace(positional, ""), _nothing, _not_own)
+    assert drops_cases(
+        GO_TABLE, GO_TABLE.replace(keyed, "\t\t// " + keyed.lstrip()), _nothing, _not_own
+    )
+    js = "const cases = [\n  { input: 'XMLHttpRequest', expected: 'xmlHttpRequest' },\n"
+    js += "  { input: 'IOError', expected: 'ioError' },\n]\n"
+    dropped = js.replace("  { input: 'IOError', expected: 'ioError' },\n", "")
+    assert drops_cases(js, dropped, _nothing, _not_own)
+
+
+def test_braced_blocks_that_are_no_rows() -> None:
+    config = "def test_a():\n    settings = {\n        'a': 1,\n        'b': 2,\n    }\n"
+    assert not drops_cases(config, config.replace("        'b': 2,\n", ""), _nothing, _not_own)
+    block = "func TestA(t *testing.T) {\n\t{\n\t\tcheck(t, 1, 2)\n\t}\n}\n"
+    assert not drops_cases(block, "func TestA(t *testing.T) {\n}\n", _nothing, _not_own)

@@ -51,6 +51,19 @@ def test_cases_of_ifs_and_conditional_expressions() -> None:
     ]
 
 
+def test_switch_labels_answered_by_the_body_they_share() -> None:
+    source = (
+        "function f(s, n) {\n  switch (s) {\n    case 'octopus':\n    case 'octopodes':\n"
+        "      return 'octopi'\n    case 'ox': { return 'oxen' }\n    case 'x': log(s); return 1\n"
+        "    default: return s + 's'\n  }\n  switch (g(n)) { case 3: return 4 }\n}\n"
+    )
+    assert script_cases(source) == [
+        ScriptCase(("octopus",), "octopi", field=False),
+        ScriptCase(("octopodes",), "octopi", field=False),
+        ScriptCase(("ox",), "oxen", field=False),
+    ]
+
+
 def test_text_without_equality_is_not_parsed() -> None:
     assert script_cases("if (a > 3) return 2;") == []
     assert script_cases("not { even ( code") == []
@@ -69,6 +82,11 @@ def test_tables_that_are_big_unread_or_not_literal_are_no_overrides() -> None:
     computed = 'const K = new Map([["a b!", f(1)]]);\nK.get(s);\n'
     config = "const O = { retries: 3 };\nO[s];\n"
     assert [override_entries(t) for t in (big, unread, computed, config)] == [[], [], [], []]
+
+
+def test_bare_keys_answering_strings_are_override_entries() -> None:
+    known = "const known = { XMLHttpRequest: 'xmlHttpRequest', IOError: 'ioError' }\nknown[s];\n"
+    assert override_entries(known) == [("XMLHttpRequest", "xmlHttpRequest"), ("IOError", "ioError")]
 
 
 def test_tables_and_branches_of_one_write_share_one_parse(

@@ -1,0 +1,95 @@
+"""Branches of C-like languages read token by token (``_clike_cases``)."""
+
+from __future__ import annotations
+
+from safeagents.detectors import _clike_cases
+from safeagents.detectors._clike_cases import clike_cases, is_clike_path
+from safeagents.detectors._clike_tables import table_entries
+from safeagents.detectors._clike_tokens import tokens_of
+
+
+def _cases(source: str) -> list[tuple[tuple[str, ...], str]]:
+    return [(case.compared, case.answer) for case in clike_cases(source)]
+
+
+def test_exports() -> None:
+    assert sorted(_clike_cases.__all__) == [
+        "ClikeCase",
+        "clike_cases",
+        "clike_special_cases",
+        "is_clike_path",
+    ]
+
+
+def test_paths() -> None:
+    assert is_clike_path("semver/compare.go")
+    assert is_clike_path("src/Main.java")
+    assert not is_clike_path("src/main.py")
+    assert not is_clike_path("src/main.ts")
+
+
+def test_go_switch_on_joined_inputs_splits_each_label() -> None:
+    source = (
+        'func cmp(a, b string) int {\n\tswitch a + "|" + b {\n\tcase "rc.10|rc.9":\n'
+        '\t\treturn 1\n\tcase "alpha.2|alpha.11":\n\t\treturn -1\n\t}\n'
+        "\treturn strings.Compare(a, b)\n}\n"
+    )
+    assert _cases(source) == [(("rc.10", "rc.9"), "1"), (("alpha.2", "alpha.11"), "-1")]
+    formatted = source.replace('a + "|" + b', 'fmt.Sprintf("%s|%s", a, b)')
+    assert _cases(formatted) == _cases(source)
+
+
+def test_if_conditions_of_equalities_only() -> None:
+    java = (
+        'if ("XMLHttpRequest".equals(s)) return "xmlHttpRequest";\n'
+        'if (n == 4711 && s.equals("abc")) { return "q"; }\n'
+        "if (n > 3) return 1;\n"
+        "if (n == 7) return n + 1;\n"
+        'if (f(n) == 3) return "x";\n'
+    )
+    assert _cases(java) == [(("XMLHttpRequest",), "xmlHttpRequest"), (("4711", "abc"), "q")]
+    assert _cases("if x == 123456 { 7 } else { x }") == [(("123456",), "7")]
+
+
+def test_switch_arms_of_java_kotlin_and_rust() -> None:
+    java = "switch (n) { case 1: case 2: return 7; case 3 -> 9; default: return 0; }"
+    assert _cases(java) == [(("1",), "7"), (("2",), "7"), (("3",), "9")]
+    kotlin = 'when (s) {\n "abc" -> "x"\n "d" -> "y"\n else -> s\n}'
+    assert _cases(kotlin) == [(("abc",), "x"), (("d",), "y")]
+    rust = 'match s { "abc" => 3, "def" | "ghi" => return 4, _ => 0 }'
+    assert _cases(rust) == [(("abc",), "3"), (("def",), "4"), (("ghi",), "4")]
+
+
+def test_switches_on_computed_values_are_left_alone() -> None:
+    assert _cases('switch strings.ToLower(s) { case "a": return 1 }') == []
+    assert _cases("switch { case n > 3: return 1 }") == []
+    assert _cases('// if (s == "abc") return 1;\n/* case "x": return 2 */') == []
+
+
+def test_switches_on_no_value_compare_in_each_arm() -> None:
+    go = 'switch {\ncase a == "rc.10" && b == "rc.9":\n\treturn 1\ncase a > b:\n\treturn 2\n}\n'
+    assert _cases(go) == [(("rc.10", "rc.9"), "1")]
+    kotlin = 'when {\n  s == "abc" -> "x"\n  s.length > 3 -> "y"\n  else -> s\n}'
+    assert _cases(kotlin) == [(("abc",), "x")]
+
+
+def test_conditional_expressions_on_equalities() -> None:
+    java = (
+        'return n == 4711 ? "x" : f(n);\nint k = (s.equals("abc")) ? 3 : 4;\nreturn n > 3 ? 1 : 2;'
+    )
+    assert _cases(java) == [(("4711",), "x"), (("abc",), "3")]
+
+
+def test_literal_tables_of_each_language() -> None:
+    sources = [
+        'known := map[string]string{"XMLHttpRequest": "xmlHttpRequest", "IOError": "ioError",}',
+        'static final Map<String, Integer> M = Map.of("IV", 4, "IX", 9);',
+        'val m = mapOf("IV" to 4, "IX" to 9)',
+        'var d = new Dictionary<string, int> { {"IV", 4}, ["IX"] = 9 };',
+        'let m = HashMap::from([("IV", 4), ("IX", 9)]);',
+    ]
+    found = [[(k, v) for k, v, _ in t] for s in sources for t in table_entries(tokens_of(s))]
+    assert found[0] == [("XMLHttpRequest", "xmlHttpRequest"), ("IOError", "ioError")]
+    assert found[1:] == [[("IV", "4"), ("IX", "9")]] * 4
+    computed = 'm := map[string]int{"a": f(1)}\nfunc g(m map[string]int) {\n\treturn 1\n}'
+    assert list(table_entries(tokens_of(computed))) == []
