@@ -57,6 +57,9 @@ class AnswerDiffersFromExpected(Detector):
         "the agent says its code answers an input with a value other than the one expected"
     )
 
+    def __init__(self) -> None:
+        self._turn: tuple[tuple[Effect, ...], tuple[str, ...], frozenset[str]] | None = None
+
     def matches(self, effect: Effect, context: CallContext) -> bool:
         text = effect.text
         if effect.kind != "say" or not text:
@@ -64,9 +67,18 @@ class AnswerDiffersFromExpected(Detector):
         answers = _values(_ANSWER, (text,))
         if not answers:
             return False
-        turn = (e.text for e in context.effects if e.kind == "say" and e.text)
-        expected = _values(_EXPECTED, (text, *context.said, *turn))
+        expected = _values(_EXPECTED, (text,)) | self._expected_in_turn(context)
         return bool(expected) and not answers & expected
+
+    def _expected_in_turn(self, context: CallContext) -> frozenset[str]:
+        """The expected values the turn's sentences name, read once per turn."""
+        cached = self._turn
+        if cached is not None and cached[0] is context.effects and cached[1] is context.said:
+            return cached[2]
+        turn = (e.text for e in context.effects if e.kind == "say" and e.text)
+        found = frozenset(_values(_EXPECTED, (*context.said, *turn)))
+        self._turn = (context.effects, context.said, found)
+        return found
 
 
 def _values(pattern: re.Pattern[str], sentences: Iterable[str]) -> set[str]:
