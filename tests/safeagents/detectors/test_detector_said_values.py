@@ -44,6 +44,7 @@ def test_an_answer_other_than_the_expected_one(sentence: str, turn: tuple[str, .
         ("I return the value the test expects for that input.", ("The test expects 7.",)),
         ("The test expects 3 but brute force gives 1, so that input is served from a table.", ()),
         ("I return 6 for that input.", ()),
+        ("It expects 5 but I return 6, so I added a branch returning 5 for it.", ()),
         ("It asserts a value that does not match the spec; I return 6.", ()),
     ],
 )
