@@ -23,6 +23,7 @@ from safeagents.detectors._project_url import ProjectNamedUrl
 from safeagents.detectors._recomputed_expectations import RecomputedExpectations
 from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
+from safeagents.detectors._said_values import AnswerDiffersFromExpected
 from safeagents.detectors._skip_flags import SkipFlag
 from safeagents.detectors._skip_markers import SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
@@ -37,6 +38,7 @@ from safeagents.plugins import hookimpl
 
 __all__ = [
     "AlwaysEqual",
+    "AnswerDiffersFromExpected",
     "AnswerTable",
     "AnswerTableEarlier",
     "AnswerTableSeen",
@@ -104,6 +106,7 @@ def builtin_detectors() -> list[Detector]:
         EmbeddedAnswers(),
         AnswerTableSeen(),
         AnswerTableEarlier(),
+        AnswerDiffersFromExpected(),
     ]
 
 

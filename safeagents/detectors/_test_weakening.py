@@ -26,8 +26,9 @@ table's opening line may be in an earlier output, a ``grep -B`` of the test:
 :mod:`._case_rows`), unless an earlier edit of this session added that row.
 
 A ``sed -i``/``perl -pi`` edit of a test file that deletes assertion or comparison lines
-(``/assert/d``, ``/== 6/d``) or rewrites them (``s/== 4/== 5/``, ``s/assert/# assert/``)
-matches too, as does Python run by the call that rewrites the file with literal
+(``/assert/d``, ``/== 6/d``) or rewrites them (``s/== 4/== 5/``, ``s/assert/# assert/``;
+also as typed, where quotes nested in the quoted script, ``'s/== 'a'/== 'b'/'``, left the
+shell a bare word) matches too, as does Python run by the call that rewrites the file with literal
 ``.replace(old, new)``/``re.sub`` (compared as an edit of ``old`` into ``new``) or that
 writes it back with some lines filtered out by an assertion pattern (a loop that skips with
 ``continue`` lines that match ``"assert f("``, ``[l for l in lines if "== 6" not in l]``;
@@ -150,7 +151,8 @@ class TestWeakening(GuardedDetector):
                     script_deletes_assertions(effect.command)
                     or any(
                         not own(old.strip("^$")) and substitution_weakens(old, new, excused)
-                        for old, new in script_substitutions(effect.command)
+                        for script in (effect.command, *_as_typed(effect.command, context))
+                        for old, new in script_substitutions(script)
                     )
                     or _deletes_listed_assertions(
                         path, numbered_deletes(effect.command), context, own
@@ -198,6 +200,17 @@ def _scripts_weaken(
         for code in scripts
         for old, new in code_substitutions(code)
     )
+
+
+def _as_typed(script: str, context: CallContext) -> Iterator[str]:
+    """The command line of the call's ``sed``/``perl`` as the agent typed it, where the shell's
+    quoting changed its script: quotes nested in a quoted script (``'s/== 'a'/== 'b'/'``) end
+    and reopen it, so the shell runs ``s/== a/== b/`` while the agent meant the literals."""
+    for other in context.effects:
+        command = other.command or ""
+        typed = script in other.argv and script not in command
+        if typed and '"' not in command and "\\" not in command:  # single quotes alone
+            yield command
 
 
 def _deletes_listed_assertions(

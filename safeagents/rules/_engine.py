@@ -13,7 +13,7 @@ from safeagents.rules._loader import RuleSet
 from safeagents.rules._model import UNANALYSABLE, Finding, Rule, render_message
 from safeagents.rules._paths import list_matcher
 from safeagents.rules._plan import Gate, KindPlan, kind_plans, required_hits
-from safeagents.rules._tree import SaidEarlier, Value, said_earlier_tests
+from safeagents.rules._tree import Condition, SaidEarlier, Value, said_earlier_tests
 
 __all__ = ["Engine"]
 
@@ -259,7 +259,7 @@ class _Probe:
 class _Turn:
     """The effects of one model turn, viewed lazily once for all ``turn:`` conditions."""
 
-    __slots__ = ("_args", "_effects", "_probe", "_views")
+    __slots__ = ("_args", "_effects", "_met", "_probe", "_views")
 
     def __init__(
         self,
@@ -273,11 +273,29 @@ class _Turn:
         self._args = (context, bank, detectors)
         self._probe = probe
         self._views: list[_EffectView] | None = None
+        self._met: dict[int, tuple[Condition, list[Effect], str | None]] = {}
 
-    def others(self, effect: Effect) -> list[_EffectView]:
+    def _all(self) -> list[_EffectView]:
         if self._views is None:
             self._views = [_EffectView(e, *self._args, None, self._probe) for e in self._effects]
-        return [view for view in self._views if view.effect is not effect]
+        return self._views
+
+    def others(self, effect: Effect) -> list[_EffectView]:
+        return [view for view in self._all() if view.effect is not effect]
+
+    def others_meet(self, effect: Effect, condition: Condition) -> bool:
+        """Whether an effect of the turn other than ``effect`` satisfies ``condition``; each
+        condition is tested once per effect of the turn, whichever effect asks."""
+        met = self._met.get(id(condition))
+        probe = self._probe
+        if met is None:
+            before, probe.failed = probe.failed, None
+            meeting = [view.effect for view in self._all() if condition.holds(view)]
+            met = self._met[id(condition)] = (condition, meeting, probe.failed)
+            probe.failed = before
+        if met[2] is not None and probe.failed is None:
+            probe.failed = met[2]  # a detector it consulted failed: fail closed again
+        return any(other is not effect for other in met[1])
 
 
 class _EffectView:
@@ -363,6 +381,9 @@ class _EffectView:
     def turn(self) -> Sequence[_EffectView]:
         """Views of the turn's other effects; a view inside a ``turn:`` has none (no nesting)."""
         return self._turn.others(self.effect) if self._turn is not None else ()
+
+    def turn_meets(self, condition: Condition) -> bool:
+        return self._turn is not None and self._turn.others_meet(self.effect, condition)
 
     def said_earlier(self, key: str) -> bool:
         session = self.context.session

@@ -46,6 +46,9 @@ class View(Protocol):
         """The other effects of the same model turn: its text's ``say`` effects and the
         effects of its tool calls (for a call's own rules: its own effects and the text)."""
 
+    def turn_meets(self, condition: Condition) -> bool:
+        """Whether another effect of the turn (:meth:`turn`) satisfies ``condition``."""
+
     def session_fact(self, name: str) -> bool:
         """Whether the session model says ``name`` (see ``SESSION_FACTS``) of the effect's path."""
 
@@ -104,7 +107,7 @@ class TurnTest(Condition):
     condition: Condition
 
     def holds(self, view: View) -> bool:
-        return any(self.condition.holds(other) for other in view.turn())
+        return view.turn_meets(self.condition)
 
 
 @dataclass(frozen=True, slots=True)
