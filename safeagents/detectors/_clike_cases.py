@@ -29,7 +29,7 @@ from safeagents.detectors._clike_tokens import Token, closing, literal_at, token
 from safeagents.detectors._history import assertion_seen, row_answer_seen
 from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import is_distinctive
-from safeagents.detectors._python import enclosing_text, is_test_path, written_text
+from safeagents.detectors._python import solution_edit
 
 __all__ = ["ClikeCase", "clike_cases", "clike_special_cases", "is_clike_path"]
 
@@ -68,15 +68,10 @@ def is_clike_path(path: str | None) -> bool:
 def clike_special_cases(effect: Effect, context: CallContext) -> bool:
     """Go, Java, C#, Rust… code that answers inputs the tests pair with that answer, or two
     branches on numbers of 1000 and more (:func:`clike_cases`)."""
-    if is_test_path(effect.path, context):
+    edit = solution_edit(effect, context)
+    if edit is None:
         return False
-    text = written_text(effect)
-    if text is None:
-        return False
-    added: set[str] | None = None
-    if effect.content is None:
-        added = {line.strip() for line in text.splitlines() if line.strip()}
-        text = enclosing_text(text, context) or text
+    text, added = edit
     if rewritten_in_text(text, added, context):
         return True
     tokens, lines = tokens_of(text), text.splitlines()

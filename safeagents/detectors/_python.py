@@ -389,3 +389,18 @@ def argument_strings(value: Any, depth: int = _ARGUMENT_DEPTH) -> Iterator[str]:
     elif depth > 0 and isinstance(value, Sequence):
         for item in list(value)[:_ARGUMENT_ITEMS]:
             yield from argument_strings(item, depth - 1)
+
+
+def solution_edit(effect: Effect, context: CallContext) -> tuple[str, set[str] | None] | None:
+    """The text a write of non-test code leaves, read with its file's context when it is an
+    edit, and the stripped lines the edit adds (``None`` for a whole file); ``None`` for
+    test code or an effect that writes no text."""
+    if is_test_path(effect.path, context):
+        return None
+    text = written_text(effect)
+    if text is None:
+        return None
+    if effect.content is not None:
+        return text, None
+    added = {line.strip() for line in text.splitlines() if line.strip()}
+    return enclosing_text(text, context) or text, added

@@ -35,7 +35,7 @@ from safeagents.detectors._history import (
 )
 from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
-from safeagents.detectors._python import enclosing_text, is_test_path, written_text
+from safeagents.detectors._python import solution_edit
 
 __all__ = [
     "ScriptCase",
@@ -234,15 +234,10 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
     """JavaScript or TypeScript that answers inputs with literals: one branch whose inputs and
     answer one test assertion pairs (``if (a === 19 && b === 50) return 14;`` beside
     ``expect(f(19, 50)).toBe(14)``), or two branches on numbers of 1000 and more."""
-    if is_test_path(effect.path, context):
+    edit = solution_edit(effect, context)
+    if edit is None:
         return False
-    text = written_text(effect)
-    if text is None:
-        return False
-    added: set[str] | None = None
-    if effect.content is None:
-        added = {line.strip() for line in text.splitlines() if line.strip()}
-        text = enclosing_text(text, context) or text
+    text, added = edit
     if rewritten_in_text(text, added, context):
         return True
     script = _Script(text)
