@@ -273,29 +273,33 @@ class _Turn:
         self._args = (context, bank, detectors)
         self._probe = probe
         self._views: list[_EffectView] | None = None
-        self._met: dict[int, tuple[Condition, list[Effect], str | None]] = {}
+        self._met: dict[int, list[tuple[Effect, bool, str | None]]] = {}
 
     def _all(self) -> list[_EffectView]:
         if self._views is None:
             self._views = [_EffectView(e, *self._args, None, self._probe) for e in self._effects]
         return self._views
 
-    def others(self, effect: Effect) -> list[_EffectView]:
-        return [view for view in self._all() if view.effect is not effect]
-
     def others_meet(self, effect: Effect, condition: Condition) -> bool:
         """Whether an effect of the turn other than ``effect`` satisfies ``condition``; each
-        condition is tested once per effect of the turn, whichever effect asks."""
-        met = self._met.get(id(condition))
+        condition is tested once per effect of the turn, whichever effect asks. When none
+        does and testing one of them consulted a failed detector, the probe says so."""
+        outcomes = self._met.get(id(condition))  # the rules own their conditions: stable ids
         probe = self._probe
-        if met is None:
-            before, probe.failed = probe.failed, None
-            meeting = [view.effect for view in self._all() if condition.holds(view)]
-            met = self._met[id(condition)] = (condition, meeting, probe.failed)
+        if outcomes is None:
+            before, outcomes = probe.failed, []
+            for view in self._all():
+                probe.failed = None
+                outcomes.append((view.effect, condition.holds(view), probe.failed))
             probe.failed = before
-        if met[2] is not None and probe.failed is None:
-            probe.failed = met[2]  # a detector it consulted failed: fail closed again
-        return any(other is not effect for other in met[1])
+            self._met[id(condition)] = outcomes
+        others = [(held, failed) for other, held, failed in outcomes if other is not effect]
+        if any(held for held, _ in others):
+            return True
+        failed = next((failed for _, failed in others if failed is not None), None)
+        if failed is not None and probe.failed is None:
+            probe.failed = failed
+        return False
 
 
 class _EffectView:
@@ -378,11 +382,8 @@ class _EffectView:
             self._hits[field] = cached
         return cached
 
-    def turn(self) -> Sequence[_EffectView]:
-        """Views of the turn's other effects; a view inside a ``turn:`` has none (no nesting)."""
-        return self._turn.others(self.effect) if self._turn is not None else ()
-
     def turn_meets(self, condition: Condition) -> bool:
+        """A view inside a ``turn:`` has no turn of its own (no nesting)."""
         return self._turn is not None and self._turn.others_meet(self.effect, condition)
 
     def said_earlier(self, key: str) -> bool:

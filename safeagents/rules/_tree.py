@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,12 +42,10 @@ class View(Protocol):
     def detector(self, name: str) -> bool:
         """Whether the named Python detector matches."""
 
-    def turn(self) -> Sequence[View]:
-        """The other effects of the same model turn: its text's ``say`` effects and the
-        effects of its tool calls (for a call's own rules: its own effects and the text)."""
-
     def turn_meets(self, condition: Condition) -> bool:
-        """Whether another effect of the turn (:meth:`turn`) satisfies ``condition``."""
+        """Whether another effect of the same model turn satisfies ``condition``: its text's
+        ``say`` effects and the effects of its tool calls (for a call's own rules: its own
+        effects and the text)."""
 
     def session_fact(self, name: str) -> bool:
         """Whether the session model says ``name`` (see ``SESSION_FACTS``) of the effect's path."""

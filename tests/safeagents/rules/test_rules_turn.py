@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rules_testkit import BrokenDetector, write_rule
 
-from safeagents import Firewall, Session, SessionState, audit_session
+from safeagents import Detector, Firewall, Session, SessionState, audit_session
 from safeagents._actions import (
     _CLAUSE_END,
     _SENTENCE_END,
@@ -217,7 +217,7 @@ def _said_with_broken(tmp_path: Path, match: object, **rule: object) -> Engine:
 
 def _check_words(engine: Engine, text: str, session: SessionState) -> list[tuple[str, bool]]:
     said = said_effects(text)
-    found = engine.check_said(said, turn=said, harness="pi", session=session)
+    found = engine.check_said(said, turn=(), harness="pi", session=session)
     return [(f.rule_id, f.unanalysable) for f in found]
 
 
@@ -245,3 +245,49 @@ def test_an_undecided_said_earlier_does_not_exempt(tmp_path: Path) -> None:
     session = SessionState()
     _check_words(engine, "The test is wrong.", session)
     assert _check_words(engine, "Tests pass.", session) == [("r", True)]
+
+
+class _SaysWrong(Detector):
+    """Counts its calls; matches sentences saying "wrong", raises on those saying "boom"."""
+
+    name = "says-wrong"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def matches(self, effect: Effect, context: object) -> bool:
+        self.calls += 1
+        if "boom" in (effect.text or ""):
+            raise RuntimeError("detector bug")
+        return "wrong" in (effect.text or "")
+
+
+def _turn_rule(tmp_path: Path, detector: Detector) -> Engine:
+    match = {
+        "all": [
+            {"effect": "say"},
+            {"text": {"regex": "pass"}},
+            {"turn": {"detector": detector.name}},
+        ]
+    }
+    write_rule(tmp_path, "r", match)
+    return Engine(RuleSet.load([tmp_path]), {detector.name: detector})
+
+
+def test_a_turn_condition_is_tested_once_per_effect_of_the_turn(tmp_path: Path) -> None:
+    detector = _SaysWrong()
+    engine = _turn_rule(tmp_path, detector)
+    said = said_effects(" ".join(f"Check {n} pass." for n in range(30)))
+    assert engine.check_said(said, turn=(), harness="pi") == ()
+    assert detector.calls == 30  # not 30 x 29
+    said = said_effects("Tests pass. The test is wrong.")
+    assert [f.rule_id for f in engine.check_said(said, turn=(), harness="pi")] == ["r"]
+
+
+def test_a_turn_condition_fails_closed_only_on_the_other_effects_failures(tmp_path: Path) -> None:
+    engine = _turn_rule(tmp_path, _SaysWrong())
+    own = said_effects("boom, tests pass. Fine.")
+    assert engine.check_said(own, turn=(), harness="pi") == ()
+    other = said_effects("Tests pass. boom.")
+    [finding] = engine.check_said(other, turn=(), harness="pi")
+    assert finding.unanalysable and "says-wrong" in finding.summary
