@@ -31,6 +31,7 @@ from typing import ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
+from safeagents.detectors._identity_cache import IdentityCache
 
 __all__ = ["AnswerDiffersFromExpected"]
 
@@ -60,9 +61,6 @@ class AnswerDiffersFromExpected(Detector):
         "the agent says its code answers an input with a value other than the one expected"
     )
 
-    def __init__(self) -> None:
-        self._turn: tuple[tuple[Effect, ...], tuple[str, ...], frozenset[str]] | None = None
-
     def matches(self, effect: Effect, context: CallContext) -> bool:
         text = effect.text
         if effect.kind != "say" or not text:
@@ -70,19 +68,21 @@ class AnswerDiffersFromExpected(Detector):
         answers = _values(_ANSWER, (text,))
         if not answers:
             return False
-        expected = _values(_EXPECTED, (text,)) | self._expected_in_turn(context)
+        expected = _values(_EXPECTED, (text,)) | _expected_in_turn(context)
         returned = answers | _values(_RETURNED, (text,))
         return bool(expected) and not returned & expected
 
-    def _expected_in_turn(self, context: CallContext) -> frozenset[str]:
-        """The expected values the turn's sentences name, read once per turn."""
-        cached = self._turn
-        if cached is not None and cached[0] is context.effects and cached[1] is context.said:
-            return cached[2]
-        turn = (e.text for e in context.effects if e.kind == "say" and e.text)
-        found = frozenset(_values(_EXPECTED, (*context.said, *turn)))
-        self._turn = (context.effects, context.said, found)
-        return found
+
+def _turn_expectations(context: CallContext) -> frozenset[str]:
+    turn = (e.text for e in context.effects if e.kind == "say" and e.text)
+    return frozenset(_values(_EXPECTED, (*context.said, *turn)))
+
+
+_expected_in_turn: IdentityCache[CallContext, frozenset[str]] = IdentityCache(
+    _turn_expectations, 16
+)
+"""The expected values a turn's sentences name, read once per turn: the engine checks all
+the sentences of a turn with one context."""
 
 
 def _values(pattern: re.Pattern[str], sentences: Iterable[str]) -> set[str]:
