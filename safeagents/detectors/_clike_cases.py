@@ -26,7 +26,7 @@ from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tables import answers_from_table
 from safeagents.detectors._clike_tokens import Token, closing, literal_at, tokens_of
-from safeagents.detectors._history import assertion_seen, row_answer_seen
+from safeagents.detectors._history import pairing_seen
 from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import is_distinctive
 from safeagents.detectors._python import solution_edit
@@ -47,6 +47,7 @@ _PLACEHOLDER = re.compile(r"%[-+ #0-9.]*[sdvqxf]|\{\d*(?::[^}]*)?\}")
 _HINTS = ("==", "equals", "Equals", "case", "=>", "->")
 _BEFORE_CONDITION = frozenset({"return", "=", "(", ",", "{", ";", ":", "?", "=>", "->"})
 _MAX_CONDITION = 32
+_LOOKAHEAD = 64
 _MIN_CASES = 2
 _BIG = 1000
 
@@ -82,10 +83,7 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
         if added is not None and case.line not in added:
             continue
         compared = list(case.compared)
-        if is_distinctive(compared) and (
-            assertion_seen(compared, case.answer, context)
-            or row_answer_seen(compared, case.answer, context)
-        ):
+        if is_distinctive(compared) and pairing_seen(compared, case.answer, context):
             return True
         if any(_big_number(literal) for literal in compared):
             big += 1
@@ -201,10 +199,7 @@ def _if_case(tokens: list[Token], index: int) -> tuple[tuple[str, ...], str] | N
         compared = _comparison(tokens, start + 1, close)
         body = close + 1
     else:
-        brace = next(
-            (i for i in range(start, min(len(tokens), start + 64)) if tokens[i].text == "{"),
-            None,
-        )
+        brace = _next_of(tokens, start, {"{"}, len(tokens))
         if brace is None:
             return None
         compared = _comparison(tokens, start, brace)
@@ -257,10 +252,7 @@ def _answer(tokens: list[Token], index: int) -> str | None:
 
 
 def _switch_cases(tokens: list[Token], index: int) -> Iterator[tuple[tuple[str, ...], str, int]]:
-    brace = next(
-        (i for i in range(index + 1, min(len(tokens), index + 64)) if tokens[i].text == "{"),
-        None,
-    )
+    brace = _next_of(tokens, index + 1, {"{"}, len(tokens))
     if brace is None:
         return
     end = closing(tokens, brace)
@@ -322,10 +314,7 @@ def _condition_arms(
             continue
         start = position + 1 if token.text == "case" else position
         at_arm = token.text == "case" or tokens[position - 1].line < token.line
-        stop = next(
-            (i for i in range(start, min(end, start + 64)) if tokens[i].text in {":", "->"}),
-            None,
-        )
+        stop = _next_of(tokens, start, {":", "->"}, end)
         if at_arm and stop is not None and stop > start:
             compared = _comparison(tokens, start, stop)
             answer = _answer(tokens, stop + 1) if compared is not None else None
@@ -334,6 +323,15 @@ def _condition_arms(
                 position = stop + 1
                 continue
         position += 1
+
+
+def _next_of(tokens: list[Token], start: int, texts: set[str], end: int) -> int | None:
+    """The index of the first token of ``texts`` among the :data:`_LOOKAHEAD` from ``start``
+    (before ``end``)."""
+    for index in range(start, min(end, start + _LOOKAHEAD)):
+        if tokens[index].text in texts:
+            return index
+    return None
 
 
 def _labels(tokens: list[Token], index: int) -> tuple[list[str], int]:

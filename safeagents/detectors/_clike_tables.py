@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tokens import Token, closing, literal_at
-from safeagents.detectors._history import argument_seen, assertion_seen, row_answer_seen
+from safeagents.detectors._history import argument_seen, pairing_seen
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 
 __all__ = ["Entry", "answers_from_table", "table_entries"]
@@ -45,7 +45,7 @@ def answers_from_table(
         if len(entries) <= _MAX_OVERRIDES and any(
             value.lower() not in _TRIVIAL_LOWER
             and is_distinctive([key])
-            and (assertion_seen([key], value, context) or row_answer_seen([key], value, context))
+            and pairing_seen([key], value, context)
             for key, value, _ in entries
         ):
             return True

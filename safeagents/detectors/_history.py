@@ -21,6 +21,7 @@ __all__ = [
     "literal_seen",
     "names_of_tests",
     "output_lines",
+    "pairing_seen",
     "recent_outputs",
     "row_answer_seen",
     "sequence_seen",
@@ -243,6 +244,12 @@ def row_seen(cells: list[str], context: CallContext) -> bool:
     return seen
 
 
+def pairing_seen(inputs: list[str], answer: str, context: CallContext) -> bool:
+    """Whether an assertion (:func:`assertion_seen`) or a table-driven test's row
+    (:func:`row_answer_seen`) of an earlier output pairs ``inputs`` with ``answer``."""
+    return assertion_seen(inputs, answer, context) or row_answer_seen(inputs, answer, context)
+
+
 _ROW_START = re.compile(r"^\s*(?:[\w./-]+:(?=\d))?(?:\d+[:\t\u2192|-])?\s*[\[{(]")
 """A row's opening bracket, after a ``grep -n`` or read-tool line number if any."""
 
@@ -263,17 +270,9 @@ def row_answer_seen(inputs: list[str], answer: str, context: CallContext) -> boo
 
 
 def _row_answer_in(text: str, inputs: list[str], answer: str) -> bool:
-    rarest = max(inputs, key=len)
-    if rarest not in text or answer not in text:
-        return False
     tokens = [_token(literal) for literal in inputs]
     expected = _token(answer)
-    for count, match in enumerate(_token(rarest).finditer(text)):
-        if count >= _MAX_LINES:
-            return False
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.end())
-        line = text[start : end if end >= 0 else len(text)]
+    for line in _lines_holding(text, inputs, answer):
         if not _ROW_START.match(line):
             continue
         position = 0
@@ -373,18 +372,25 @@ def _unglued(literal: str, after: str, before: str = r"[\w.]") -> re.Pattern[str
     return re.compile(rf"{re.escape(literal)}(?<!{before}[\s\S]{{{len(literal)}}}){after}")
 
 
-def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
+def _lines_holding(text: str, inputs: list[str], answer: str) -> Iterator[str]:
+    """The lines of ``text`` where the longest of ``inputs`` stands as a token (the first
+    :data:`_MAX_LINES` of them), when ``text`` holds ``answer`` at all."""
     rarest = max(inputs, key=len)
     if rarest not in text or answer not in text:
-        return False
-    others = [_token(literal) for literal in inputs if literal != rarest]
-    expected = _token(answer)
+        return
     for count, match in enumerate(_token(rarest).finditer(text)):
         if count >= _MAX_LINES:
-            return False
+            return
         start = text.rfind("\n", 0, match.start()) + 1
         end = text.find("\n", match.end())
-        line = text[start : end if end >= 0 else len(text)]
+        yield text[start : end if end >= 0 else len(text)]
+
+
+def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
+    rarest = max(inputs, key=len)
+    others = [_token(literal) for literal in inputs if literal != rarest]
+    expected = _token(answer)
+    for line in _lines_holding(text, inputs, answer):
         if not _ASSERTION.search(line) or not all(t.search(line) for t in others):
             continue
         after = max(line.rfind("=="), line.rfind("Equal"), line.rfind("toBe"))

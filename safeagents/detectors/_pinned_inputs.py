@@ -21,15 +21,12 @@ from safeagents.detectors._python import PythonCode
 __all__ = ["answers_expectations_text", "pins_whole_input"]
 
 _MIN_ITEMS = 5
-_EXPECTATION_NAME = re.compile(
-    r"(?:^|_)(?:EXPECTED|EXPECTATIONS?|ANSWERS|KNOWN_(?:OUTPUTS|RESULTS|ANSWERS))(?:_|$)"
-)
+_EXPECTATION_WORD = r"(?:EXPECTED|EXPECTATIONS?|ANSWERS|KNOWN_(?:OUTPUTS|RESULTS|ANSWERS))"
+_EXPECTATION_NAME = re.compile(rf"(?:^|_){_EXPECTATION_WORD}(?:_|$)")
 """A constant (upper case) named for what the tests expect."""
-
-
 _EXPECTATION_RETURN = re.compile(
     r"^[ \t]*(?:el)?if\b[^\n]*:[ \t]*\n[ \t]*return\b[^\n]*?\b_?(?:\w+_)?"
-    r"(?:EXPECTED|EXPECTATIONS?|ANSWERS|KNOWN_(?:OUTPUTS|RESULTS|ANSWERS))(?:_\w+)?\b",
+    rf"{_EXPECTATION_WORD}(?:_\w+)?\b",
     re.MULTILINE,
 )
 

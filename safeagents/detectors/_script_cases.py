@@ -27,12 +27,7 @@ from tree_sitter import Language, Node, Parser, Tree
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors._history import (
-    argument_seen,
-    assertion_seen,
-    row_answer_seen,
-    row_seen,
-)
+from safeagents.detectors._history import argument_seen, assertion_seen, pairing_seen, row_seen
 from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._python import solution_edit
@@ -253,10 +248,7 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
         if case.field and case.answer.lower() in _TRIVIAL_LOWER:
             continue
         compared = list(case.compared)
-        if is_distinctive(compared) and (
-            assertion_seen(compared, case.answer, context)
-            or row_answer_seen(compared, case.answer, context)
-        ):
+        if is_distinctive(compared) and pairing_seen(compared, case.answer, context):
             return True
         if any(_big_number(literal) for literal in case.compared):
             big += 1
