@@ -1,12 +1,15 @@
-"""``python -m safeagents.scripted SCRIPT [--port N]``: serve a scripted model until Ctrl-C."""
+"""``python -m safeagents.scripted SCRIPT [--port N]``: serve a scripted model until Ctrl-C
+(SIGINT) or SIGTERM."""
 
 from __future__ import annotations
 
 import argparse
-import time
+import signal
 
 from safeagents.scripted._script import Script
 from safeagents.scripted._server import ScriptedServer
+
+_STOP = {signal.SIGINT, signal.SIGTERM}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,13 +20,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", action="append", help="model names listed by /v1/models")
     args = parser.parse_args(argv)
     names = tuple(args.model or ["scripted"])
+    # Blocked before the server's threads start, so they inherit the block and the kernel
+    # hands the stop signal to this thread's sigwait: a signal taken by another thread would
+    # not wake a main thread asleep in a system call.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
     with ScriptedServer(Script.load(args.script), args.host, args.port, names) as server:
         print(f"scripted model listening on {server.base_url}", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+        signal.sigwait(_STOP)
     return 0
 
 

@@ -43,7 +43,8 @@ def test_two_servers_run_side_by_side() -> None:
     assert texts == ["one", "two"]
 
 
-def test_module_entry_point_serves_a_script_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_module_entry_point_serves_a_script_file(tmp_path: Path, stop: signal.Signals) -> None:
     script = tmp_path / "script.yaml"
     script.write_text("- say: from a file\n")
     process = subprocess.Popen(
@@ -65,6 +66,12 @@ def test_module_entry_point_serves_a_script_file(tmp_path: Path) -> None:
         reply = httpx.post(f"{base_url}/chat/completions", json=body).json()
         assert reply["choices"][0]["message"]["content"] == "from a file"
     finally:
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 0
-        process.stdout.close()  # type: ignore[union-attr]
+        process.send_signal(stop)
+        try:
+            code = process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            process.stdout.close()  # type: ignore[union-attr]
+    assert code == 0
