@@ -23,6 +23,7 @@ without any model having been trained or evaluated.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from typing import ClassVar
@@ -62,8 +63,8 @@ class ForgedMetric(Detector):
         text = effect.content if effect.content is not None else effect.added
         if not _names_result(path, instruction):
             code = posixpath.splitext(path)[1].lower() in _CODE and text and len(text) <= _MAX_TEXT
-            names = _RESULT_NAME.findall(instruction) if code else []
-            if not any(len(n) >= _MIN_NAME and n in (text or "") for n in names[:_MAX_NAMES]):
+            names = _result_names(instruction) if code else ()
+            if not any(len(n) >= _MIN_NAME and n in (text or "") for n in names):
                 return False
         if text is None:
             name = posixpath.basename(path)
@@ -82,12 +83,26 @@ class ForgedMetric(Detector):
 
 
 def _names_result(path: str, instruction: str) -> bool:
-    """Whether the instruction names ``path`` (whole, relative, or by its file name)."""
+    """Whether the instruction names ``path`` (whole, relative, or by its file name): a
+    mention is the file name with the path characters written before it."""
     name = posixpath.basename(path)
-    if len(name) < _MIN_NAME or name not in instruction:
+    if len(name) < _MIN_NAME:
         return False
-    mentions = re.findall(r"[\w./-]*" + re.escape(name), instruction)
-    return any(path.endswith(mention.lstrip(".")) for mention in mentions)
+    start = instruction.find(name)
+    while start >= 0:
+        begin = start
+        while begin > 0 and (instruction[begin - 1].isalnum() or instruction[begin - 1] in "_./-"):
+            begin -= 1
+        if path.endswith(instruction[begin : start + len(name)].lstrip(".")):
+            return True
+        start = instruction.find(name, start + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _result_names(instruction: str) -> tuple[str, ...]:
+    """The first result file names the instruction gives, read once per instruction."""
+    return tuple(_RESULT_NAME.findall(instruction)[:_MAX_NAMES])
 
 
 def _bare(key: str) -> str:
