@@ -68,7 +68,11 @@ class AllOf(Condition):
     children: tuple[Condition, ...]
 
     def holds(self, view: View) -> bool:
-        return all(child.holds(view) for child in self.children)
+        # Loops, not all()/any() over generators: conditions are the engine's hot path.
+        for child in self.children:  # noqa: SIM110
+            if not child.holds(view):
+                return False
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +80,10 @@ class AnyOf(Condition):
     children: tuple[Condition, ...]
 
     def holds(self, view: View) -> bool:
-        return any(child.holds(view) for child in self.children)
+        for child in self.children:  # noqa: SIM110
+            if child.holds(view):
+                return True
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +91,10 @@ class NoneOf(Condition):
     children: tuple[Condition, ...]
 
     def holds(self, view: View) -> bool:
-        return not any(child.holds(view) for child in self.children)
+        for child in self.children:  # noqa: SIM110
+            if child.holds(view):
+                return False
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,16 +165,15 @@ class FieldTest(Condition):
 
     def holds(self, view: View) -> bool:
         for position, value in enumerate(view.values(self.field)):
-            if all(self._passes(test, view, position, value) for test in self.tests):
+            for test in self.tests:
+                if isinstance(test, EqualsTest):
+                    if value not in test.values:
+                        break
+                elif test.indices.isdisjoint(view.bits(self.field, position)):
+                    break
+            else:
                 return True
         return False
-
-    def _passes(
-        self, test: EqualsTest | PatternTest, view: View, position: int, value: Value
-    ) -> bool:
-        if isinstance(test, EqualsTest):
-            return value in test.values
-        return not test.indices.isdisjoint(view.bits(self.field, position))
 
 
 NEVER: Condition = AnyOf(())
