@@ -77,7 +77,9 @@ number the module binds, ``result += _ADJ``), counts whatever its spelling, as d
 last + 1)``). So does a condition the write adds or changes that compares with a number of
 three or more significant digits among the inputs of a test the session saw fail, read from
 pytest's ids and argument lines, unittest's subtests or a quoted assertion
-(:mod:`._failing_inputs`: ``and not (num == 999_950 and …)``), and a branch the write adds
+(:mod:`._failing_inputs`: ``and not (num == 999_950 and …)``), or that compares every
+argument of a failing asserted call, whatever it then does (``(y + 1) if (x == 1 and n == 2
+and y == 7) else y`` after ``assert candidate(2, 1, 7) == 8`` failed), and a branch the write adds
 whose comment names a test the session's outputs showed (:mod:`._cited_tests`: ``if name ==
 'B':  # match test_serialize_enums``). A script's ``p.write_text(s.replace(old, new))`` is
 read as writing ``new`` (:mod:`._script_replacements`). A branch the write adds (also by a
