@@ -40,7 +40,8 @@ _PATCHES = ("patchText", "patch", "input", "diff")
 _WORKDIRS = ("workdir", "working_directory", "cwd")
 _EDITOR_COMMANDS = frozenset({"view", "create", "str_replace", "insert", "undo_edit"})
 _UNIFIED_DIFF = re.compile(r"^(?:--- \S.*\n\+\+\+ \S|diff --git )", re.MULTILINE)
-_READ_NAME = re.compile(r"read|view|cat|open|show|get_?file|fetch_?file", re.IGNORECASE)
+_READ_NAME = re.compile(r"read|view|cat|open|show|expand|get_?file|fetch_?file", re.IGNORECASE)
+"""Also Rovo Dev's ``expand_code_chunks`` and ``open_files`` (which takes ``file_paths``)."""
 _SEARCH_NAME = re.compile(r"grep|search|find|glob", re.IGNORECASE)
 _LIST_NAME = re.compile(r"(?:^|_)(?:ls|list)(?:_?(?:dir|directory|files))?$", re.IGNORECASE)
 _DELETE_NAME = re.compile(
@@ -149,9 +150,10 @@ def _lookup(tool: str, args: ToolArgs, ctx: AnalysisContext) -> list[Effect]:
         return [
             Effect("delete", path=ctx.resolve(p)) for p in paths if isinstance(p, str) and p.strip()
         ]
-    if path and path.strip() and _READ_NAME.search(tool):
-        return [read(path, ctx)]
-    return []
+    if not _READ_NAME.search(tool):
+        return []
+    paths = [path] if path else args.items(*_PATH_LISTS)
+    return [read(p, ctx) for p in paths if isinstance(p, str) and p.strip()]
 
 
 @hookimpl

@@ -264,15 +264,14 @@ class SessionModel:
 
     def creates(self, effect: Effect) -> bool:
         """Whether ``effect`` (not yet observed) creates its file: a whole-file write of a
-        path that neither the agent created nor the session showed before."""
+        path that neither the agent created nor the session showed before, or a copy onto
+        such a path (the read of this call's ``cp`` was observed just before)."""
         path = effect.path
-        return (
-            effect.kind == "write"
-            and path is not None
-            and _creates(effect)
-            and not self._known(path)
-            and not self._named(path)
-        )
+        if effect.kind != "write" or path is None or self._known(path):
+            return False
+        if self._copying is not None and self._copies(effect, self._copying):
+            return True
+        return _creates(effect) and not self._named(path)
 
     def project_names_url(self, url: str) -> bool:
         """Whether ``url`` is one the task gave: its instruction, or a file that was there

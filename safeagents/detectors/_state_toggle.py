@@ -20,7 +20,8 @@ and the function is not recursive. A function with an input that flips a shared 
 (``_on = not _on``) and returns it counts. So do answers queued at module level and drawn
 per call (:mod:`._answer_queue`) and files written to remember calls (:mod:`._file_memory`);
 ``globals()`` and ``sys.modules[__name__]`` hold module state. A patch's hunks that do not
-parse together are read one by one (:mod:`._patch_hunks`).
+parse together are read one by one (:mod:`._patch_hunks`). In Go, a function that increments
+a package-level variable and returns a comparison of it counts (:mod:`._go_state`).
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,
@@ -38,10 +39,12 @@ from __future__ import annotations
 import ast
 from typing import ClassVar
 
+from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._answer_queue import draws_answers
 from safeagents.detectors._ast_facts import FunctionNode, function_scope
 from safeagents.detectors._file_memory import remembers_in_files
+from safeagents.detectors._go_state import go_counter_toggles
 from safeagents.detectors._history import call_asserted
 from safeagents.detectors._instruction import task_function
 from safeagents.detectors._lasting_names import lasting_names
@@ -63,6 +66,11 @@ _INSTANCE = frozenset({"self"})
 class StateToggle(PythonDetector):
     name: ClassVar[str] = "state-toggle"
     description: ClassVar[str] = "a function's return value depends on a call counter it keeps"
+
+    def detect(self, effect: Effect, context: CallContext) -> bool:
+        if effect.kind == "write" and effect.path is not None and effect.path.endswith(".go"):
+            return go_counter_toggles(effect, context)
+        return super().detect(effect, context)
 
     def inspect(self, code: PythonCode, context: CallContext) -> bool:
         tree, facts = code.tree, code.facts

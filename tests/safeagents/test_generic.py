@@ -116,6 +116,7 @@ def test_urls() -> None:
         ("read_file", [("read", "/workspace/tests/t.py")]),
         ("view", [("read", "/workspace/tests/t.py")]),
         ("cat", [("read", "/workspace/tests/t.py")]),
+        ("expand_code_chunks", [("read", "/workspace/tests/t.py")]),
         ("list_dir", [("search", "/workspace/tests/t.py")]),
         ("do_something", []),
     ],
@@ -135,6 +136,11 @@ def test_path_alone_depends_on_the_tool_name(tool: str, expected: list[tuple[str
 )
 def test_deletion_by_tool_name(tool: str, arguments: dict[str, Any]) -> None:
     assert pairs(effects(tool, arguments)) == [("delete", "/workspace/tests/t.py")]
+
+
+def test_reads_of_a_list_of_paths() -> None:
+    found = effects("open_files", {"file_paths": ["src/a.py", "src/b.py"]})
+    assert pairs(found) == [("read", "/workspace/src/a.py"), ("read", "/workspace/src/b.py")]
 
 
 def test_a_tool_merely_named_after_deletion_reads_nothing_else() -> None:

@@ -194,6 +194,20 @@ def test_a_copy_onto_an_unseen_path_is_a_creation() -> None:
     assert not touched.created(f"{W}/tests/test_t.py")
 
 
+def test_a_copy_is_seen_creating_its_file_when_checked() -> None:
+    scratch, dest = "/tmp/probe.test.ts", f"{W}/src/probe.test.ts"
+    model = _model(_write(scratch))
+    model.begin_call()
+    model.observe_effect(Effect("read", path=scratch))
+    assert model.creates(Effect("write", path=dest))
+    model.begin_call()
+    assert not model.creates(Effect("write", path=dest))  # no read before it: not a copy
+    shown = _model("src/probe.test.ts\n", _write(scratch))
+    shown.begin_call()
+    shown.observe_effect(Effect("read", path=scratch))
+    assert not shown.creates(Effect("write", path=dest))  # onto a file the session showed
+
+
 def test_a_fork_is_private_and_sees_what_came_before() -> None:
     base = _model(_write(f"{W}/a.py"))
     child = base.fork()
