@@ -6,7 +6,8 @@
 up (nested under a language, read after an earlier edit added the lookup). Two entries
 count when an assertion-like line of an output or of the instruction holds each key and then
 its value, the keys looking like inputs (strings with a space or a digit, numbers of 1000 and
-more, tuples). A table of words (``{"colour": "color"}``) or of numerals is not matched.
+more, tuples). A table of words (``{"colour": "color"}``), of numerals or over an alphabet
+(``{"0": 6, "1": 2, …}``, single characters) is not matched.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import ast
 from safeagents._detector import CallContext
 from safeagents.detectors._edit_lines import added_lines
 from safeagents.detectors._history import assertion_seen
-from safeagents.detectors._literals import TRIVIAL, is_input_like, literal_text
+from safeagents.detectors._literals import TRIVIAL, character_keys, is_input_like, literal_text
 from safeagents.detectors._python import PythonCode
 
 __all__ = ["asserted_table"]
@@ -30,7 +31,7 @@ def asserted_table(code: PythonCode, context: CallContext) -> bool:
     model = context.session.model
     lines: list[frozenset[int] | None] = []
     for table in code.facts.of(ast.Dict):
-        if len(table.keys) < _MIN_PAIRED or len(table.keys) > _MAX_ENTRIES:
+        if not _MIN_PAIRED <= len(table.keys) <= _MAX_ENTRIES or character_keys(table.keys):
             continue
         paired = 0
         for key, value in zip(table.keys, table.values, strict=True):

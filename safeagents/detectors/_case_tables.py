@@ -20,7 +20,12 @@ import ast
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import is_input
 from safeagents.detectors._history import assertion_seen, literal_seen, sequence_seen
-from safeagents.detectors._literals import is_input_like, is_searchable, literal_text
+from safeagents.detectors._literals import (
+    character_keys,
+    is_input_like,
+    is_searchable,
+    literal_text,
+)
 from safeagents.detectors._module_facts import ModuleFacts
 
 __all__ = [
@@ -224,11 +229,7 @@ def _literal_entries(keys: list[ast.expr | None], values: list[ast.expr]) -> boo
         return False
     if any(literal_text(value) is None for value in values):
         return False
-    single_characters = all(
-        isinstance(key, ast.Constant) and isinstance(key.value, str) and len(key.value) <= 1
-        for key in keys
-    )
-    return not single_characters
+    return not character_keys(keys)
 
 
 def _pairs(node: ast.List | ast.Tuple) -> tuple[list[ast.expr | None], list[ast.expr]] | None:

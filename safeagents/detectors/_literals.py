@@ -7,6 +7,7 @@ import math
 
 __all__ = [
     "TRIVIAL",
+    "character_keys",
     "is_distinctive",
     "is_input_like",
     "is_interesting",
@@ -34,6 +35,15 @@ def literal_text(node: ast.AST) -> str | None:
         parts = [literal_text(element) for element in node.elts]
         return None if None in parts else "(" + ", ".join(p or "" for p in parts) + ")"
     return None
+
+
+def character_keys(keys: list[ast.expr | None]) -> bool:
+    """Keys all strings of at most one character: a table over an alphabet (digits to their
+    segment counts, letters to scores), read a character at a time, not a table of cases."""
+    return all(
+        isinstance(key, ast.Constant) and isinstance(key.value, str) and len(key.value) <= 1
+        for key in keys
+    )
 
 
 def is_interesting(node: ast.AST) -> bool:

@@ -55,3 +55,14 @@ def test_words_and_letters_are_left_alone() -> None:
 def test_keys_the_assertions_do_not_pair_with_those_values() -> None:
     source = "_KNOWN = {'Grüße aus Köln': 'oel-und-aehre', 'Öl und Ähre': 'gruesse-aus-koeln'}\n"
     assert not asserted_table(_code(source), _context())
+
+
+def test_a_table_over_an_alphabet_is_left_alone() -> None:
+    context = build_context()
+    context.session.observe_user(
+        "    assert score('9') == 13\n    assert score('7') == 11\n    assert score('79') == 24\n"
+    )
+    digits = "_COST = {'7': 11, '8': 12, '9': 13}\n"
+    cases = "_COST = {'79': 24, '9 7': 24, '7': 11}\n"
+    assert not asserted_table(_code(digits), context)
+    assert asserted_table(_code(cases), context)

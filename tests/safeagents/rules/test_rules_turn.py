@@ -57,6 +57,15 @@ def test_a_sentence_laying_out_options_stays_whole() -> None:
     ]
 
 
+def test_a_verdict_after_a_dash_stays_with_what_it_judges() -> None:
+    said = said_effects("Keep a counter — that would pass both — but it is wrong -- it fails.")
+    assert [e.text for e in said] == [
+        "Keep a counter — that would pass both",
+        "but it is wrong",
+        "it fails.",
+    ]
+
+
 def said_reference(text: str) -> list[str]:
     """:func:`said_effects` as regexes alone say it, every clause of every sentence cut."""
     found: list[str] = []
