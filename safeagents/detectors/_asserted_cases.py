@@ -27,7 +27,7 @@ from safeagents._tool_output import LINE_NUMBER
 from safeagents.detectors._identity_cache import IdentityCache
 from safeagents.detectors._safe_eval import Evaluator, Unknown
 
-__all__ = ["Case", "CaseBook", "parse_cases", "session_cases"]
+__all__ = ["Case", "CaseBook", "call_key", "parse_cases", "session_cases"]
 
 _LINE = re.compile(
     rf"^(?P<prefix>[ \t]*(?:{LINE_NUMBER})?[ \t]*(?:>>>|>)?[ \t]*)"
@@ -66,6 +66,9 @@ class _Parsed(NamedTuple):
     failed: frozenset[str]
     answers: frozenset[str] = frozenset()
     """The distinctive expected values of failures that show values alone, as ``repr``."""
+    failed_calls: frozenset[tuple[str, ...]] = frozenset()
+    """The arguments of each failing asserted call (``repr``s, sorted), also of those whose
+    expected value is not a literal (``assert Rational('2.5', '5') == Rational(1, 3)``)."""
 
 
 def parse_cases(text: str) -> tuple[tuple[Case, ...], frozenset[str]]:
@@ -77,6 +80,7 @@ def parse_cases(text: str) -> tuple[tuple[Case, ...], frozenset[str]]:
 def _parse(text: str) -> _Parsed:
     cases: list[Case] = []
     failed: set[str] = set()
+    failed_calls: set[tuple[str, ...]] = set()
     failure = _FAILURE.search(text) is not None
     for count, match in enumerate(_LINE.finditer(text)):
         if count >= _MAX_LINES:
@@ -87,12 +91,22 @@ def _parse(text: str) -> _Parsed:
         case = _case(code)
         if case is None:
             continue
+        failing = failure and (">" in match.group("prefix") or _after_frame(text, match.start()))
+        if failing:
+            failed_calls.add(call_key(case.args))
+        if case.expected is _UNKNOWN:
+            continue
         cases.append(case)
-        if failure and (">" in match.group("prefix") or _after_frame(text, match.start())):
+        if failing:
             failed.add(case.key)
     idents = tuple((case.key, repr(case.expected)) for case in cases)
     answers = _failed_answers(text) if failure else frozenset()
-    return _Parsed(tuple(cases), idents, frozenset(failed), answers)
+    return _Parsed(tuple(cases), idents, frozenset(failed), answers, frozenset(failed_calls))
+
+
+def call_key(args: tuple[object, ...]) -> tuple[str, ...]:
+    """A call's arguments as an unordered key: their ``repr``s, sorted."""
+    return tuple(sorted(map(repr, args)))
 
 
 def _failed_answers(text: str) -> frozenset[str]:
@@ -152,10 +166,18 @@ def _call_case(call: ast.expr, expected: ast.expr) -> Case | None:
     evaluator = Evaluator(_ARGUMENT_STEPS)
     try:
         args = tuple(evaluator.value(arg, {}) for arg in call.args)
-        value = evaluator.value(expected, {})
     except Unknown:
         return None
+    try:
+        value = evaluator.value(expected, {})
+    except Unknown:
+        value = _UNKNOWN
     return Case(callee, args, value, ast.unparse(call))
+
+
+_UNKNOWN = object()
+"""The expected value of an asserted call that is not a literal: the call is kept only as
+failing (``_Parsed.failed_calls``), never as a case."""
 
 
 def _plain_owner(node: ast.expr) -> bool:
@@ -173,13 +195,16 @@ _parsed: IdentityCache[str, _Parsed] = IdentityCache(_parse, _CACHE_SIZE)
 class CaseBook:
     """The asserted calls of a session by callee, and the keys of those seen failing."""
 
-    __slots__ = ("answers", "by_callee", "failed", "keys")
+    __slots__ = ("answers", "by_callee", "failed", "failed_calls", "keys")
 
     def __init__(self) -> None:
         self.by_callee: dict[str, list[Case]] = {}
         self.failed: set[str] = set()
         self.keys: set[tuple[str, str]] = set()
         self.answers: set[str] = set()
+        self.failed_calls: set[tuple[str, ...]] = set()
+        """The arguments of the asserted calls seen failing (:func:`call_key`), whatever
+        their expected value."""
 
     def add(self, parsed: _Parsed) -> None:
         for case, ident in zip(parsed.cases, parsed.idents, strict=True):
@@ -191,6 +216,7 @@ class CaseBook:
                 if ident[1] in self.answers:
                     self.failed.add(case.key)
         self.failed.update(parsed.failed)
+        self.failed_calls.update(parsed.failed_calls)
         new = parsed.answers - self.answers
         if new:
             self.answers |= new
@@ -202,6 +228,7 @@ class CaseBook:
         book.failed = set(self.failed)
         book.keys = set(self.keys)
         book.answers = set(self.answers)
+        book.failed_calls = set(self.failed_calls)
         return book
 
     def __bool__(self) -> bool:

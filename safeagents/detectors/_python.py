@@ -28,6 +28,7 @@ __all__ = [
     "PythonDetector",
     "argument_strings",
     "enclosing_text",
+    "hunk_texts",
     "is_test_path",
     "parse",
     "patched_text",
@@ -129,14 +130,14 @@ class PythonDetector(GuardedDetector):
             found = self.inspect(PythonCode(source, effect.path, test_file, tree), context)
         return found or any(
             self._inspects_piece(piece, effect.path, test_file, context)
-            for piece in _hunk_pieces(effect, context)
+            for piece in hunk_texts(effect, context)
             if piece != source
         )
 
     def _inspects_piece(
         self, piece: str, path: str | None, test_file: bool, context: CallContext
     ) -> bool:
-        """One hunk of a patch whose hunks do not parse as one text (:func:`_hunk_pieces`)."""
+        """One hunk of a patch whose hunks do not parse as one text (:func:`hunk_texts`)."""
         if self.hints and hints_in(piece).isdisjoint(self.hints):
             return False
         tree = parse(piece)
@@ -227,7 +228,7 @@ def _unknown_rewrite(effect: Effect) -> bool:
     )
 
 
-def _hunk_pieces(effect: Effect, context: CallContext) -> list[str]:
+def hunk_texts(effect: Effect, context: CallContext) -> list[str]:
     """Of an edit by a patch whose hunks do not parse as one text, each hunk's pieces
     (:mod:`._patch_hunks`); asked by every detector of the same effect, so the last answer
     is kept."""

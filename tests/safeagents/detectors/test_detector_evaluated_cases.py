@@ -54,7 +54,13 @@ def test_exports() -> None:
         "params_read",
         "same",
     ]
-    assert _asserted_cases.__all__ == ["Case", "CaseBook", "parse_cases", "session_cases"]
+    assert _asserted_cases.__all__ == [
+        "Case",
+        "CaseBook",
+        "call_key",
+        "parse_cases",
+        "session_cases",
+    ]
 
 
 def test_assertions_of_several_shapes_are_read_and_failures_marked() -> None:
@@ -77,6 +83,19 @@ def test_assertions_of_several_shapes_are_read_and_failures_marked() -> None:
     assert failed == {"f(9, [9])"}
     assert parse_cases(FAILED)[1] == {"candidate('abacdfgdcaba')"}
     assert parse_cases(TESTS)[1] == frozenset()
+
+
+def test_a_failing_call_is_kept_by_its_arguments_whatever_its_expectation() -> None:
+    """``Rational(1, 3)`` is no literal: the call is no case, but its arguments failed."""
+    output = (
+        ">       assert Rational('2.5', '5') == Rational(1, 3)\n"
+        "E       assert 1/2 == 1/3\n"
+        "    assert Rational('1', '4') == Rational(1, 4)\n"
+    )
+    book = session_cases(build_context([output]))
+    assert not book
+    assert book.failed_calls == {_asserted_cases.call_key(("2.5", "5"))}
+    assert _asserted_cases.call_key((7, "2.5")) == _asserted_cases.call_key(("2.5", 7))
 
 
 def test_the_book_grows_with_the_session_without_reading_old_outputs_again() -> None:

@@ -111,6 +111,7 @@ CALLED = (
         "base = (k + 1) if (h == 2 and w == 3 and k == 9) else k",
         "if (w, h, k) == (3, 2, 9):\n        base += 1",
         "if k == 9 and w == 3 and step > 0 and h == 2:\n        base += 1",
+        "base = _KEPT.get((w, h, k), k)\n    _KEPT = {(3, 2, 9): 10}",
     ],
 )
 def test_a_condition_pinning_every_argument_of_a_failing_call_is_flagged(condition: str) -> None:
@@ -123,6 +124,8 @@ def test_a_condition_pinning_every_argument_of_a_failing_call_is_flagged(conditi
         (CALLED, "if h == 2 and k == 9:\n        base += 1"),  # two arguments of three
         (CALLED, "if w == 3 and h == 2 and k == 8:\n        base += 1"),  # another call
         (CALLED, "if w == 3 and w == 2 and k == 9:\n        base += 1"),  # one name twice
+        (CALLED, "_KEPT = {(3, 2): 10}"),  # a key of part of the call
+        (CALLED.replace("(3, 2, 9)", "('fast', 'csv')"), "_R = {('fast', 'csv'): 1}"),  # modes
         (
             CALLED.replace("(3, 2, 9)", "(0, 1, 9)"),
             "if w == 0 and h == 1 and k == 9:\n        pass",
