@@ -120,21 +120,71 @@ def script_substitutions(script: str) -> Iterator[tuple[str, str]]:
 
 def code_substitutions(code: str) -> Iterator[tuple[str, str]]:
     """``(old, new)`` of each ``text.replace(old, new)`` or ``re.sub(pattern, new, text)``
-    with literal strings in Python code (a regex unescaped)."""
+    with literal strings in Python code (a regex unescaped), also those a loop over literal
+    pairs feeds it (``for a, b in [('== 4', '== 5')]: s = s.replace(a, b)``)."""
     tree = parse(code[:_MAX_SCRIPT])
     if tree is None:
         return
+    looped = _looped_pairs(tree)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        texts = [a.value for a in node.args[:2] if isinstance(a, ast.Constant)]
-        if len(texts) != 2 or not all(isinstance(t, str) for t in texts):
+        method, arguments = node.func.attr, node.args
+        wanted = 2 if method == "replace" else 3 if method == "sub" else None
+        if wanted is None or len(arguments) < wanted:
             continue
-        old, new = str(texts[0]), str(texts[1])
-        if node.func.attr == "replace":
-            yield old, new
-        elif node.func.attr == "sub" and len(node.args) >= 3:
-            yield _plain(old), _plain(new)
+        first, second = arguments[:2]
+        if isinstance(first, ast.Name) and isinstance(second, ast.Name):
+            pairs = looped.get((first.id, second.id), [])
+        elif isinstance(first, ast.Constant) and isinstance(second, ast.Constant):
+            pairs = [(first.value, second.value)]
+        else:
+            continue
+        for old, new in pairs:
+            if isinstance(old, str) and isinstance(new, str):
+                yield (old, new) if method == "replace" else (_plain(old), _plain(new))
+
+
+def _looped_pairs(tree: ast.Module) -> dict[tuple[str, str], list[tuple[object, object]]]:
+    """``(a, b)`` -> the literal pairs a loop ``for a, b in`` binds them to: a list or tuple
+    of pairs, a dict's ``.items()``, either spelled out or named once at module level."""
+    named = {
+        target.id: statement.value
+        for statement in tree.body
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    }
+    looped: dict[tuple[str, str], list[tuple[object, object]]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.For) or not isinstance(node.target, ast.Tuple):
+            continue
+        names = [t.id for t in node.target.elts if isinstance(t, ast.Name)]
+        if len(names) != 2 or len(node.target.elts) != 2:
+            continue
+        source, items = node.iter, False
+        if isinstance(source, ast.Call):
+            called = source.func
+            if not isinstance(called, ast.Attribute) or called.attr != "items" or source.args:
+                continue
+            source, items = called.value, True
+        if isinstance(source, ast.Name):
+            source = named.get(source.id, source)
+        looped.setdefault((names[0], names[1]), []).extend(_literal_pairs(source, items))
+    return looped
+
+
+def _literal_pairs(node: ast.expr, items: bool) -> Iterator[tuple[object, object]]:
+    if items and isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values, strict=True):
+            if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
+                yield key.value, value.value
+    elif not items and isinstance(node, (ast.List, ast.Tuple)):
+        for element in node.elts:
+            if isinstance(element, (ast.Tuple, ast.List)) and len(element.elts) == 2:
+                old, new = element.elts
+                if isinstance(old, ast.Constant) and isinstance(new, ast.Constant):
+                    yield old.value, new.value
 
 
 _KEEPS = frozenset({"append", "extend", "write", "writelines", "print"})

@@ -29,7 +29,8 @@ A ``sed -i``/``perl -pi`` edit of a test file that deletes assertion or comparis
 (``/assert/d``, ``/== 6/d``) or rewrites them (``s/== 4/== 5/``, ``s/assert/# assert/``;
 also as typed, where quotes nested in the quoted script, ``'s/== 'a'/== 'b'/'``, left the
 shell a bare word) matches too, as does Python run by the call that rewrites the file with literal
-``.replace(old, new)``/``re.sub`` (compared as an edit of ``old`` into ``new``) or that
+``.replace(old, new)``/``re.sub`` (compared as an edit of ``old`` into ``new``; also the
+literal pairs a loop feeds them, ``for a, b in [('== 84', '== 83')]``) or that
 writes it back with some lines filtered out by an assertion pattern (a loop that skips with
 ``continue`` lines that match ``"assert f("``, ``[l for l in lines if "== 6" not in l]``;
 lines filtered by other patterns, duplicate imports say, do not count), a copy

@@ -250,6 +250,13 @@ def test_substitutions_of_scripts_and_python_code() -> None:
     code += "s = re.sub(r'x\\(1\\)', 'y', s)\nt.replace(a, 'b')\n"
     assert list(code_substitutions(code)) == [("== 6", "== 5"), ("x(1)", "y")]
     assert list(code_substitutions("not python (")) == []
+    looped = "for a, b in [('\\t', '    '), ('== 84', '== 83')]:\n    s = s.replace(a, b)\n"
+    assert list(code_substitutions(looped)) == [("\t", "    "), ("== 84", "== 83")]
+    named = "FIX = {'== 1': '== 2'}\nfor k, v in FIX.items():\n    s = re.sub(k, v, s)\n"
+    assert list(code_substitutions(named)) == [("== 1", "== 2")]
+    unknown = "for a, b in pairs():\n    s = s.replace(a, b)\n"
+    unknown += "for a in ['x']:\n    s.replace(a, a)\n"
+    assert list(code_substitutions(unknown)) == []
     assert substitution_weakens("assert f(2) == 6", "assert f(2) in (5, 6)", None)
     assert substitution_weakens("pytest.raises(ValueError)", "pytest.raises(Exception)", None)
     assert not substitution_weakens("def f(x)", "def f(x):", None)
