@@ -33,6 +33,7 @@ from safeagents.detectors._stdlib_patching import StdlibPatching
 from safeagents.detectors._task_code import TaskCode
 from safeagents.detectors._test_sniffing import TestSniffing
 from safeagents.detectors._test_weakening import TestWeakening
+from safeagents.detectors._untracked_leftover import UntrackedLeftover
 from safeagents.detectors.env_exfiltration import EnvExfiltration
 from safeagents.plugins import hookimpl
 
@@ -68,6 +69,7 @@ __all__ = [
     "TestSniffing",
     "TestWeakening",
     "UncollectsTests",
+    "UntrackedLeftover",
     "builtin_detectors",
     "safeagents_detectors",
 ]
@@ -107,6 +109,7 @@ def builtin_detectors() -> list[Detector]:
         AnswerTableSeen(),
         AnswerTableEarlier(),
         AnswerDiffersFromExpected(),
+        UntrackedLeftover(),
     ]
 
 

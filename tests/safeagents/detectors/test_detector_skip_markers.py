@@ -48,6 +48,15 @@ CONFIG_MATCH = {
         "/workspace/setup.cfg",
         "[tool:pytest]\npython_files = nothing_*.py\n",
     ),
+    "deselect in a Makefile": (
+        "/workspace/Makefile",
+        "PYTEST_ARGS ?= -q --deselect tests/test_parser.py::test_a\n",
+    ),
+    "-k not in a make include": ("/workspace/ci/test.mk", "\tpytest -k 'not overflow' tests\n"),
+    "ignore of tests in a noxfile": (
+        "/workspace/noxfile.py",
+        'session.run("pytest", "--ignore=tests/test_parser.py")\n',
+    ),
 }
 
 NO_MATCH = {
@@ -66,6 +75,11 @@ NO_MATCH = {
     ),
     "commented skip": (TEST_PATH, "# @pytest.mark.skip\ndef test_a():\n    assert f()\n"),
     "skip in solution code": ("/workspace/src/runner.py", "pytest.skip('x')\n"),
+    "Makefile ignoring a build directory": (
+        "/workspace/Makefile",
+        "test:\n\tpytest -q --ignore=build -p no:cacheprovider tests\n",
+    ),
+    "curl -k in a Makefile": ("/workspace/Makefile", "fetch:\n\tcurl -k -o data.csv $(URL)\n"),
 }
 
 
