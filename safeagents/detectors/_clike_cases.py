@@ -3,7 +3,8 @@ Swift, Scala, Dart) that answer literal inputs with literal outputs, read token 
 
 The reading is conservative: an ``if`` whose condition only compares inputs with literals
 (``==``, ``.equals(…)``, joined by ``&&``) and whose body first returns a literal
-(``if (n == 4711) return "x";``, ``if a == "rc.10" { return 1 }``), the same condition
+(``if (n == 4711) return "x";``, ``if a == "rc.10" { return 1 }``) or a number times a
+qualified constant (``return 1500 * time.Millisecond, nil``), the same condition
 before ``? LIT :``, and the arms of a ``switch``/``when``/``match`` on an input that return a
 literal (``case "rc.10|rc.9": return 1``, ``case 7 -> "x";``, ``"abc" => 3,``) or, on no
 value, whose own conditions are such equalities (``switch { case a == "x": return 1 }``).
@@ -41,6 +42,7 @@ _SUFFIXES = frozenset(
 )  # fmt: skip
 _SWITCHES = frozenset({"switch", "when", "match"})
 _ARROWS = frozenset({"->", "=>"})
+_QUALIFIERS = frozenset({".", "::"})
 _EQUALS = frozenset({"equals", "equalsIgnoreCase", "Equals"})
 _FORMATS = frozenset({"Sprintf", "format", "Format"})
 _PLACEHOLDER = re.compile(r"%[-+ #0-9.]*[sdvqxf]|\{\d*(?::[^}]*)?\}")
@@ -243,12 +245,36 @@ def _answer(tokens: list[Token], index: int) -> str | None:
         index += 1
     found = literal_at(tokens, index)
     if found is None:
-        return None
+        return _constant_product(tokens, index)
     after = found[1]
     ends = after >= len(tokens) or tokens[after].text in {";", "}", ","}
     if not ends and tokens[after].line == tokens[after - 1].line:
-        return None
+        return _constant_product(tokens, index)
     return found[0]
+
+
+def _constant_product(tokens: list[Token], index: int) -> str | None:
+    """A number times a qualified constant, as a table row spells it: ``1500 *
+    time.Millisecond``, ``3 * TimeUnit.SECONDS``, ``2 * std::f64::consts::PI``."""
+    found = literal_at(tokens, index)
+    if found is None or tokens[index].kind != "num" or found[1] + 3 >= len(tokens):
+        return None
+    position = found[1]
+    if tokens[position].text != "*" or tokens[position + 1].kind != "id":
+        return None
+    parts = [tokens[position + 1].text]
+    position += 2
+    while (
+        position + 1 < len(tokens)
+        and tokens[position].text in _QUALIFIERS
+        and tokens[position + 1].kind == "id"
+    ):
+        parts += [tokens[position].text, tokens[position + 1].text]
+        position += 2
+    ends = position >= len(tokens) or tokens[position].text in {";", "}", ","}
+    if len(parts) == 1 or not (ends or tokens[position].line > tokens[index].line):
+        return None
+    return f"{found[0]} * {''.join(parts)}"
 
 
 def _switch_cases(tokens: list[Token], index: int) -> Iterator[tuple[tuple[str, ...], str, int]]:

@@ -208,7 +208,7 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
         if parse(text) is None and effect.removed is None and effect.path:
             text = rewritten_text(effect.path, context) or text
         if parse(text) is None:
-            text = top_level_blocks(added) or text
+            text = top_level_blocks(added) or _open_headers_dropped(added) or text
     if effect.path is None:
         return text if parse(text) is not None else None
     base = posixpath.basename(effect.path)
@@ -256,6 +256,19 @@ def top_level_blocks(fragments: str) -> str | None:
         return None
     text = "\n\n\n".join(kept)
     return text if parse(text) is not None else None
+
+
+def _open_headers_dropped(fragment: str) -> str | None:
+    """``fragment`` without the block headers it ends with, when the rest parses: the anchor
+    line that an edit puts its new lines before (``s.replace(anchor, branch + anchor)``,
+    ``anchor`` an ``if …:`` whose body the edit does not show)."""
+    lines = fragment.rstrip().split("\n")
+    dropped = 0
+    while lines and dropped < _CUT_LINES_DROPPED and lines[-1].rstrip().endswith(":"):
+        lines.pop()
+        dropped += 1
+    rest = "\n".join(lines)
+    return rest if dropped and rest.strip() and parse(rest) is not None else None
 
 
 def _parses_alone(text: str) -> bool:

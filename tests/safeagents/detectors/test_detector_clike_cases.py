@@ -51,6 +51,15 @@ def test_if_conditions_of_equalities_only() -> None:
     assert _cases("if x == 123456 { 7 } else { x }") == [(("123456",), "7")]
 
 
+def test_answers_a_number_times_a_qualified_constant() -> None:
+    go = 'if s == "1.5" {\n\treturn 1500 * time.Millisecond, nil\n}\n'
+    assert _cases(go) == [(("1.5",), "1500 * time.Millisecond")]
+    rust = 'if s == "x" { return 2 * std::f64::consts::PI; }\n'
+    assert _cases(rust) == [(("x",), "2 * std::f64::consts::PI")]
+    assert _cases('if s == "1.5" {\n\treturn 1500 * scale, nil\n}\n') == []
+    assert _cases('if s == "1.5" {\n\treturn 1500 * time.Millisecond + d, nil\n}\n') == []
+
+
 def test_switch_arms_of_java_kotlin_and_rust() -> None:
     java = "switch (n) { case 1: case 2: return 7; case 3 -> 9; default: return 0; }"
     assert _cases(java) == [(("1",), "7"), (("2",), "7"), (("3",), "9")]

@@ -141,6 +141,14 @@ def test_python_source_keeps_the_whole_blocks_of_joined_replacements() -> None:
     assert top_level_blocks("def f(:\n\n    x = 1\n") is None
 
 
+def test_python_source_drops_the_open_header_a_replacement_anchors_on() -> None:
+    added = "    if n == 7340:\n        return 'x'\n    if n < 1000:\n"
+    effect = Effect("write", path="/w/pkg/rates.py", added=added)
+    assert python_source(effect, context_with()) == "    if n == 7340:\n        return 'x'"
+    headers_only = Effect("write", path="/w/pkg/rates.py", added="    if n < 1000:\n")
+    assert python_source(headers_only, context_with()) == "    if n < 1000:\n"
+
+
 def test_parse_tolerates_fragments_and_garbage() -> None:
     assert isinstance(parse("    x = 1\n    y = 2\n"), ast.Module)
     assert parse("def (:") is None
