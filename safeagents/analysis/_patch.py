@@ -128,6 +128,13 @@ def _parse_envelope(lines: list[str], ctx: AnalysisContext) -> list[Effect]:
         current = None
 
     for line in lines:
+        head = line[:1]
+        if current is not None and (head == "+" or head == "-"):
+            if head == "+":
+                current.added.append(line[1:])
+            elif current.operation == "update":
+                current.removed.append(line[1:])
+            continue
         stripped = line.strip()
         if stripped.startswith("*** "):
             if stripped.startswith("*** Move to:"):
@@ -154,13 +161,6 @@ def _parse_envelope(lines: list[str], ctx: AnalysisContext) -> list[Effect]:
             if opener is not None:
                 heredoc_delimiter = opener.group(2)
             continue
-        if current.operation == "add":
-            if line.startswith("+"):
-                current.added.append(line[1:])
-        elif line.startswith("+"):
-            current.added.append(line[1:])
-        elif line.startswith("-"):
-            current.removed.append(line[1:])
     finish()
     return effects
 
