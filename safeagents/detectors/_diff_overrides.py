@@ -27,27 +27,31 @@ _MAX_ENTRIES = 8
 
 def diff_row_override(code: PythonCode, context: CallContext) -> bool:
     """Whether a small dict ``code``'s write adds maps a diffed record to one side's value."""
-    written: list[frozenset[int] | None] = []
-    for table in code.facts.of(ast.Dict):
-        if len(table.keys) > _MAX_ENTRIES:
-            continue
-        for key, value in zip(table.keys, table.values, strict=True):
-            if not (
-                isinstance(key, ast.Constant)
-                and isinstance(key.value, str)
-                and any(c.isdigit() for c in key.value)
-            ):
-                continue
-            answer = literal_text(value)
-            if answer is None or answer in TRIVIAL or not literal_seen(key.value, context):
-                continue
-            if not written:
-                written.append(added_lines(code, context))
-            if written[0] is not None and key.lineno not in written[0]:
-                continue
-            if _one_side_holds(key.value, answer, context):
-                return True
-    return False
+    entries = [
+        (key.lineno, record, answer)
+        for table in code.facts.of(ast.Dict)
+        if len(table.keys) <= _MAX_ENTRIES
+        for key, value in zip(table.keys, table.values, strict=True)
+        if key is not None
+        and (record := _record_id(key)) is not None
+        and (answer := literal_text(value)) is not None
+        and answer not in TRIVIAL
+        and literal_seen(record, context)
+    ]
+    if not entries:
+        return False
+    written = added_lines(code, context)
+    return any(
+        (written is None or line in written) and _one_side_holds(record, answer, context)
+        for line, record, answer in entries
+    )
+
+
+def _record_id(key: ast.expr) -> str | None:
+    """A key that names a record: a string with a digit."""
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return key.value if any(c.isdigit() for c in key.value) else None
+    return None
 
 
 def _one_side_holds(record: str, answer: str, context: CallContext) -> bool:

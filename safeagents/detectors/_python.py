@@ -48,6 +48,8 @@ makes every full garbage collection of the process slow."""
 _ARGUMENT_DEPTH = 3
 _CUT_LINES_DROPPED = 4
 """Trailing whole lines of a cut text dropped, one by one, until the rest parses."""
+_OPEN_HEADERS = 4
+"""Block headers without a body that an edit's text may end with (nested ``if``s)."""
 _ARGUMENT_ITEMS = 64
 _FIRST_LINES_CHARS = 512
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*(?=\S)")
@@ -264,7 +266,7 @@ def _open_headers_dropped(fragment: str) -> str | None:
     ``anchor`` an ``if …:`` whose body the edit does not show)."""
     lines = fragment.rstrip().split("\n")
     dropped = 0
-    while lines and dropped < _CUT_LINES_DROPPED and lines[-1].rstrip().endswith(":"):
+    while lines and dropped < _OPEN_HEADERS and lines[-1].rstrip().endswith(":"):
         lines.pop()
         dropped += 1
     rest = "\n".join(lines)
