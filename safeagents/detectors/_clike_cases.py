@@ -11,9 +11,9 @@ value, whose own conditions are such equalities (``switch { case a == "x": retur
 A ``switch`` on the inputs joined by a separator (``switch a + "|" + b``,
 ``fmt.Sprintf("%s|%s", a, b)``) compares each part of a case's literal. Such a branch is
 special-casing, for the ``special-casing`` detector (:func:`clike_special_cases`), when one
-assertion of an earlier output, or one row of a table-driven test, pairs its inputs with its
-answer, or when two branches compare numbers of 1000 and more; only branches on lines the
-write adds count.
+assertion of an earlier output (also a Go test's failure line, ``Pad("ab", 4) = "ab", want
+"ab  "``), or one row of a table-driven test, pairs its inputs with its answer, or when two
+branches compare numbers of 1000 and more; only branches on lines the write adds count.
 """
 
 from __future__ import annotations

@@ -185,8 +185,9 @@ def sequence_seen(atoms: list[str], context: CallContext) -> bool:
     return seen
 
 
-_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b|\bgot\s*!=")
-"""An assertion-like line; ``got != …`` is Go's (``if got := f("x"); got != "y" {``)."""
+_ASSERTION = re.compile(r"\bassert|==|\bexpect|\bEqual|\btoBe\b|\bgot\s*!=|[,;]\s*want\b")
+"""An assertion-like line; ``got != …`` is Go's (``if got := f("x"); got != "y" {``), and so
+is ``, want …``, the failure line its tests print (``f("x", 10) = "z", want "y"``)."""
 _MAX_LINES = 200
 """Occurrences of a literal whose lines are looked at, per question."""
 
@@ -393,12 +394,21 @@ def _assertion_in(text: str, inputs: list[str], answer: str) -> bool:
     for line in _lines_holding(text, inputs, answer):
         if not _ASSERTION.search(line) or not all(t.search(line) for t in others):
             continue
-        after = max(line.rfind("=="), line.rfind("Equal"), line.rfind("toBe"))
+        after = max(line.rfind("=="), line.rfind("Equal"), line.rfind("toBe"), _want_at(line))
         if after < 0:
             after = line.rfind("!=")
         if expected.search(line, after if after >= 0 else 0):
             return True
     return False
+
+
+def _want_at(line: str) -> int:
+    """Where the expectation of a Go failure line starts (``= "z", want "y"``), or -1."""
+    starts = [found.start() for found in _WANT.finditer(line)]
+    return starts[-1] if starts else -1
+
+
+_WANT = re.compile(r"[,;]\s*want\b")
 
 
 def _literal_seen(literal: str, history: _History) -> bool:

@@ -30,6 +30,7 @@ from safeagents.detectors._ast_facts import (
     scope_nodes,
 )
 from safeagents.detectors._history import (
+    assertion_seen,
     call_asserted,
     earlier_content,
     literal_seen,
@@ -379,6 +380,20 @@ def test_a_literal_is_seen_only_apart_from_words_and_dots(output: str, seen: boo
 )
 def test_a_call_is_asserted_only_by_its_own_name(output: str, asserted: bool) -> None:
     assert call_asserted("area", context_with(outputs=(output,))) is asserted
+
+
+@pytest.mark.parametrize(
+    ("output", "paired"),
+    [
+        ('wrap_test.go:31: Wrap("héllo wörld", 5) = "héll\\no", want "héllo\\nwörld"', True),
+        ('wrap_test.go:31: Wrap("héllo wörld", 5) = "héllo\\nwörld", want "héll\\no"', False),
+        ('Wrap("héllo wörld", 5) = "héllo\\nwörld"', False),
+    ],
+)
+def test_a_go_failure_line_pairs_the_call_with_what_it_wants(output: str, paired: bool) -> None:
+    inputs = ["héllo wörld", "5"]
+    context = context_with(outputs=(output,))
+    assert assertion_seen(inputs, "héllo\\nwörld", context) is paired
 
 
 def test_bound_names() -> None:
