@@ -10,7 +10,8 @@ whose content reports a pass (``failures="0"`` and no ``<failure>``, ``"outcome"
 file with such content as literals. Files under fixture or sample directories, test modules
 (``test_*.py``) and files the instruction names (a task that asks for a report) are left alone,
 unless the newest test run the session saw failed (pytest's or unittest's summary, a test
-script's traceback ending in ``AssertionError``): then such a report written passing is forged,
+script's traceback ending in ``AssertionError``, ``go test``'s ``FAIL`` line, cargo's ``test
+result: FAILED.``): then such a report written passing is forged,
 and so is a log the instruction names (``save the output of python3 test.py to results.log``,
 any ``.log``/``.txt``/``.out``), or one whose name says it holds a run's outcome
 (``test_results.txt``, ``report.log``), written with a pass message (``All tests passed``, ``5
@@ -163,11 +164,17 @@ def _script_reports_pass(path: str, context: CallContext) -> bool:
 _MAX_SCRIPT = 100_000
 _RUN_SUMMARY = re.compile(
     r"\b\d+ (?:passed|failed|errors?)\b[^\n]* in \d+(?:\.\d+)?\s?s\b"
-    r"|^OK(?: \(.*\))?$|^FAILED \(.*\)$|^AssertionError\b|^[Aa]ll (?:\d+ )?tests? passed\b",
+    r"|^OK(?: \(.*\))?$|^FAILED \(.*\)$|^AssertionError\b|^[Aa]ll (?:\d+ )?tests? passed\b"
+    r"|^(?:ok|FAIL)[ \t]+\S+[ \t]+(?:\d+(?:\.\d+)?s|\(cached\)|\[build failed\])"
+    r"|^test result: (?:ok|FAILED)\.",
     re.M,
 )
+"""A test run's summary: pytest's, unittest's, a script's, ``go test``'s line per package
+(``FAIL\tgithub.com/x/y\t0.004s``) and cargo's ``test result: FAILED.``"""
 _RUN_FAILED = re.compile(
-    r"\b[1-9]\d* (?:failed|errors?)\b|^FAILED \((?:failures|errors)=|^AssertionError\b", re.M
+    r"\b[1-9]\d* (?:failed|errors?)\b|^FAILED \((?:failures|errors)=|^AssertionError\b"
+    r"|^FAIL[ \t]|^test result: FAILED\.",
+    re.M,
 )
 _RUNS_LOOKED_AT = 20
 
@@ -175,7 +182,8 @@ _RUNS_LOOKED_AT = 20
 def _last_run_failed(context: CallContext) -> bool:
     """Whether the newest test-run summary among the session's recent outputs (pytest's
     ``N failed, M passed in Xs``, unittest's ``FAILED (failures=N)``, a test script's
-    traceback ending in ``AssertionError`` or its ``All tests passed``) reports failures."""
+    traceback ending in ``AssertionError`` or its ``All tests passed``, ``go test``'s or
+    cargo's) reports failures."""
     outputs = context.session.tool_outputs
     for output in reversed(outputs[-_RUNS_LOOKED_AT:]):
         if isinstance(output, str):
