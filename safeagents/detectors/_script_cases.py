@@ -1,6 +1,7 @@
 """Branches of JavaScript and TypeScript that answer literal inputs with literal outputs.
 
-``if (n === 7) return 5;``, ``if (a === 19 && b === 50) { return 14; }`` and
+``if (n === 7) return 5;``, ``if (a === 19 && b === 50) { return 14; }`` (also a string
+joined to a name: ``if (abs === 90000) return sign + '2m';``) and
 ``return node.value === "abc" ? 3 : walk(node)``, read with tree-sitter's TypeScript (TSX)
 grammar, which parses plain JavaScript too, and judged for the ``special-casing`` detector
 (:func:`script_special_cases`). So are small override tables consulted by a lookup,
@@ -50,6 +51,7 @@ _MAX_OVERRIDES = 2
 _MIN_ARGUMENT_KEYS = 2
 _MIN_ROW_CELLS = 2
 _TABLE_HINTS = ("new Map", "= {")
+_JOINED = ("identifier", "string")
 _TRIVIAL_LOWER = frozenset({*(t.lower() for t in TRIVIAL), "null", "undefined"})
 
 
@@ -334,7 +336,19 @@ def _answer(statement: Node) -> str | None:
     if consequence is None or consequence.type != "return_statement":
         return None
     returned = consequence.named_children
-    return _literal(returned[0]) if returned else None
+    return (_literal(returned[0]) or _signed_literal(returned[0])) if returned else None
+
+
+def _signed_literal(node: Node) -> str | None:
+    """The string of ``sign + '2m'`` (or ``'2m' + unit``): a literal answer joined to a name."""
+    operator = node.child_by_field_name("operator")
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if node.type != "binary_expression" or operator is None or operator.type != "+":
+        return None
+    for name, other in ((left, right), (right, left)):
+        if name is not None and other is not None and (name.type, other.type) == _JOINED:
+            return _literal(other)
+    return None
 
 
 def _compared(condition: Node) -> tuple[list[str], bool] | None:

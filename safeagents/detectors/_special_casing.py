@@ -24,7 +24,8 @@ compared literals with the (non-trivial) answer. The answer may be assigned to a
 function returns (``if x == 7: result = 5`` … ``return result``) under the same pairing, or
 in two such branches on numbers of 1000 and more or tuples that the tests' assertions hold.
 In JavaScript and TypeScript (``.js``, ``.ts``, ``.tsx``…, read with tree-sitter) an ``if``,
-``?:`` or ``switch`` case returning a literal counts when one assertion, or one row of a
+``?:`` or ``switch`` case returning a literal (an ``if`` also one joined to a name: ``sign +
+'2m'``) counts when one assertion, or one row of a
 table-driven test (``['octopus', 'octopi'],``), pairs its inputs and answer (``if (a === 19
 && b === 50) return 14;``), or twice on numbers of 1000 and more. Go, Java, C#, Kotlin,
 Rust, C, C++, Swift, Scala and Dart, which have no grammar here, are read token by token

@@ -51,6 +51,22 @@ def test_cases_of_ifs_and_conditional_expressions() -> None:
     ]
 
 
+def test_an_if_answering_a_literal_joined_to_a_name() -> None:
+    source = (
+        "function f(ms) {\n"
+        "  if (abs === 90000) return sign + '2m';\n"
+        "  if (abs === 120000) return '2m' + suffix;\n"
+        "  if (abs === 60000) return sign + unit;\n"
+        "  if (abs === 30000) return f(ms) + '1m';\n"
+        "  if (abs === 1000) return sign - 1;\n"
+        "  return ms + 'ms';\n}\n"
+    )
+    assert script_cases(source) == [
+        ScriptCase(("90000",), "2m", field=False),
+        ScriptCase(("120000",), "2m", field=False),
+    ]
+
+
 def test_switch_labels_answered_by_the_body_they_share() -> None:
     source = (
         "function f(s, n) {\n  switch (s) {\n    case 'octopus':\n    case 'octopodes':\n"
