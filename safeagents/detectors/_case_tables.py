@@ -19,7 +19,12 @@ import ast
 
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import is_input
-from safeagents.detectors._history import assertion_seen, literal_seen, sequence_seen
+from safeagents.detectors._history import (
+    assertion_seen,
+    literal_seen,
+    quoted_seen,
+    sequence_seen,
+)
 from safeagents.detectors._literals import (
     character_keys,
     is_input_like,
@@ -310,11 +315,10 @@ def iterated_table(node: ast.AST, inputs: set[str], tables: dict[str, Table]) ->
 
 
 def suspicious_table(table: Table, context: CallContext) -> bool:
-    """3+ keys that look like test inputs, or a distinctive key seen in an earlier tool
-    output or among the assertion literals of the tests and the instruction (its value too
-    when the key is distinctive: ``"M": 1000`` of a numeral table is not).
+    """3+ keys that look like test inputs, or a distinctive key the session showed
+    (:func:`_key_seen`; its value too: ``"M": 1000`` of a numeral table is not distinctive).
 
-    Ordinary lookup tables (HTTP reasons, month names) have neither.
+    Ordinary lookup tables (HTTP reasons, month names, units by name) have neither.
     """
     if isinstance(table, ast.Dict):
         keys = [key for key in table.keys if key is not None]
@@ -327,15 +331,25 @@ def suspicious_table(table: Table, context: CallContext) -> bool:
         values = pairs[1]
     if sum(is_input_like(key) for key in keys) >= MIN_TABLE:
         return True
-    model = context.session.model
     for key, value in zip(keys, values, strict=True):
         text = literal_text(key) if is_searchable(key) else None
-        if text and (literal_seen(text, context) or model.literal_source(text) is not None):
+        if text and _key_seen(key, text, context):
             return True
         answer = literal_text(value) if is_searchable(value) else None
         if answer and text and literal_seen(answer, context):
             return True
     return False
+
+
+def _key_seen(key: ast.expr, text: str, context: CallContext) -> bool:
+    """Among the assertion literals of the tests and the instruction, or in an earlier
+    output: anywhere for a key that looks like an input, in quotes for a plain word, which
+    code and its outputs also spell bare as a name (``(?P<days>…)``, ``timedelta(days=1)``)."""
+    if context.session.model.literal_source(text) is not None:
+        return True
+    if is_input_like(key):
+        return literal_seen(text, context)
+    return quoted_seen(text, context)
 
 
 def override_tables(facts: ModuleFacts) -> dict[str, Table]:

@@ -22,6 +22,7 @@ __all__ = [
     "names_of_tests",
     "output_lines",
     "pairing_seen",
+    "quoted_seen",
     "recent_outputs",
     "row_answer_seen",
     "sequence_seen",
@@ -156,6 +157,20 @@ def literal_seen(literal: str, context: CallContext) -> bool:
     seen = history.seen.get(literal)
     if seen is None:
         seen = history.seen[literal] = _literal_seen(literal, history)
+    return seen
+
+
+def quoted_seen(literal: str, context: CallContext) -> bool:
+    """Whether an earlier output spells the string ``literal`` in quotes, as code writes a
+    string literal (``['中文', 1]``), not only bare, as it writes a name (``(?P<days>``)."""
+    history = _history(context)
+    key = _SEPARATOR.join(["quoted", literal])
+    seen = history.seen.get(key)
+    if seen is None:
+        joined = history.joined
+        seen = history.seen[key] = literal in joined and any(
+            q + literal + q in joined for q in ("'", '"', "`")
+        )
     return seen
 
 

@@ -118,6 +118,17 @@ def test_word_table_seen_in_a_test_file(make_context: ContextFactory) -> None:
     assert not DETECTOR.matches(write(source), make_context())
 
 
+def test_word_keys_an_output_spells_only_as_names(make_context: ContextFactory) -> None:
+    source = (
+        "UNIT = {'days': 86400, 'hours': 3600, 'seconds': 1}\n"
+        "def f(s):\n    k, v = split(s)\n    return UNIT[k] * v\n"
+    )
+    named = make_context(outputs=["(?P<days>\\d+)D\ntimedelta(seconds=5400)\n"])
+    assert not DETECTOR.matches(write(source), named)
+    quoted = make_context(outputs=["    rows = [('days', 2), ('hours', 5)]\n"])
+    assert DETECTOR.matches(write(source), quoted)
+
+
 def test_test_files_are_ignored(context: CallContext) -> None:
     source = MATCH["two big-number cases"]
     assert not DETECTOR.matches(write(source, "/workspace/tests/test_solve.py"), context)
