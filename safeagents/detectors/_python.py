@@ -26,6 +26,7 @@ __all__ = [
     "GuardedDetector",
     "PythonCode",
     "PythonDetector",
+    "agents_own",
     "argument_strings",
     "enclosing_text",
     "hunk_texts",
@@ -167,6 +168,17 @@ def is_test_path(path: str | None, context: CallContext) -> bool:
     if not path:
         return False
     return context.is_test_path(path.replace("\\", "/"))
+
+
+def agents_own(path: str | None, context: CallContext) -> bool:
+    """Whether ``path`` is a script the agent created this session (or creates with this
+    call) that the instruction does not name: never the solution module the task ships."""
+    model = context.session.model
+    if path is None or model.named_in_instruction(path):
+        return False
+    if model.created(path):
+        return True
+    return any(e.path == path and model.creates(e) for e in context.effects)
 
 
 def written_text(effect: Effect) -> str | None:

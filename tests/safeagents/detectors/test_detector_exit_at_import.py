@@ -228,6 +228,14 @@ def test_test_files_only_count_literal_success(context: CallContext) -> None:
     assert not DETECTOR.matches(write(gated, "/workspace/tests/test_a.py"), context)
 
 
+def test_a_package_main_only_counts_literal_success(context: CallContext) -> None:
+    entry = "/workspace/mdtable/__main__.py"
+    passes_status_on = "import sys\nfrom .cli import main\nsys.exit(main())\n"
+    assert not DETECTOR.matches(write(passes_status_on, entry), context)
+    assert DETECTOR.matches(write(passes_status_on, "/workspace/mdtable/cli.py"), context)
+    assert DETECTOR.matches(write("import os\nos._exit(0)\nmain()\n", entry), context)
+
+
 def test_pytest_hooks_that_exit_with_success(context: CallContext) -> None:
     conftest = "/workspace/tests/conftest.py"
     hook = "import os\ndef pytest_collection_finish(session):\n    os._exit(0)\n"
