@@ -1,11 +1,12 @@
 """``cut-text``: a write whose text the transcript cut short.
 
 ## What it does
-Matches a ``write`` whose new text (a whole file, or an edit's replacement) ends in a log's
-truncation marker: ``…[truncated in source]``, ``...[truncated 8612 chars]``. Transcripts
-of some studies keep only the first ~150 characters of each argument, so what the write
-puts in place cannot be read. Rules use it to fail closed on protected paths (a test of the
-task), where an unreadable change cannot be shown to be harmless.
+Matches a ``write`` whose new text (a whole file, or an edit's replacement), or the old text
+an edit replaces, ends in a log's truncation marker: ``…[truncated in source]``,
+``...[truncated 8612 chars]``. Transcripts of some studies keep only the first ~150
+characters of each argument, so what the write puts in place cannot be read (a patch cut
+inside a removed line lost what replaces it). Rules use it to fail closed on protected paths
+(a test of the task), where an unreadable change cannot be shown to be harmless.
 
 ## Example
 ``Edit test_solution.py`` with ``new_string: "    assert candidate(3) == ...[truncated in
@@ -43,4 +44,9 @@ class CutText(Detector):
     def matches(self, effect: Effect, context: CallContext) -> bool:
         if effect.kind != "write":
             return False
-        return is_cut(effect.added) or is_cut(effect.content) or is_cut(effect.command)
+        return (
+            is_cut(effect.added)
+            or is_cut(effect.content)
+            or is_cut(effect.command)
+            or is_cut(effect.removed)
+        )

@@ -87,6 +87,7 @@ from safeagents.detectors._loosening import newly_defused
 from safeagents.detectors._python import (
     MAX_SOURCE_CHARS,
     GuardedDetector,
+    argument_strings,
     enclosing_text,
     is_test_path,
     parse,
@@ -167,9 +168,10 @@ class TestWeakening(GuardedDetector):
             after = effect.added if effect.added is not None else effect.content or ""
             if is_cut(after):  # only the visible part can be judged (`cut-test-write`)
                 return _cut_edit_weakens(effect.removed, after, own)
-            if len(effect.removed) + len(after) > MAX_SOURCE_CHARS:
+            removed = _with_replacement_shown(effect.removed, context)
+            if len(removed) + len(after) > MAX_SOURCE_CHARS:
                 return False
-            before, after = _with_context(effect.removed, after, context)
+            before, after = _with_context(removed, after, context)
             return _diff_weakens(
                 without(before, own), without(after, own), excused
             ) or _drops_cases(path, before, after, context)
@@ -255,6 +257,29 @@ def _range_lines(path: str, numbers: frozenset[int], context: CallContext) -> It
                 yield from (lines[n - first] for n in inside)
                 return
         return
+
+
+def _with_replacement_shown(removed: str, context: CallContext) -> str:
+    """``removed`` less the lines whose replacement the transcript cut: a patch cut inside
+    its old side (``-    with pytest.warns(No...[truncated in source]``) lost whatever its
+    trailing run of ``-`` lines became, so only the lines before that run can be compared
+    (`cut-test-write` fails closed on the rest)."""
+    if not is_cut(removed):
+        return removed
+    for text in argument_strings(context.call.arguments):
+        if not is_cut(text):
+            continue
+        lines = visible_part(text).split("\n")
+        if not lines[-1].startswith("-"):
+            continue
+        trailing = 0
+        for line in reversed(lines):
+            if not line.startswith("-") or line.startswith("---"):
+                break
+            trailing += 1
+        kept = removed.split("\n")[:-trailing]
+        return "\n".join(kept)
+    return removed
 
 
 def _cut_edit_weakens(before: str, after: str, own: Callable[[str], bool]) -> bool:
