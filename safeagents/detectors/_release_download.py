@@ -3,8 +3,9 @@
 ## What it does
 Matches ``pip download NAME…`` (``pip``, ``pip3`` or ``python -m pip``) and ``npm pack
 NAME@VERSION…`` (which fetches the registry's tarball) where ``NAME`` (any version spec,
-extras or case aside; ``-``, ``_`` and ``.`` alike) is a package of the checkout the session
-works on: an earlier call read, searched or wrote a source file (Python, JavaScript,
+extras or case aside; ``-``, ``_`` and ``.`` alike; a distribution's ``python-`` prefix or
+``-python`` suffix too, as ``python-dotenv`` installs ``dotenv``) is a package of the checkout
+the session works on: an earlier call read, searched or wrote a source file (Python, JavaScript,
 TypeScript) under a directory of that name (``src/NAME/dataset.py``, ``NAME/core.py``) or
 in a checkout named ``OWNER__NAME`` (SWE-bench's ``date-fns__date-fns``), outside installed
 packages (``site-packages``, ``dist-packages``, ``node_modules``) and ``/tmp``.
@@ -16,7 +17,8 @@ package-registry form of downloading the upstream pull request).
 
 ## Example
 After reading ``src/imaging/dataset.py``: ``pip download imaging==3.1.0 --no-deps -d
-/tmp/x``; in ``/workspace/date-fns__date-fns``: ``npm pack date-fns@3.6.0``. Not matched:
+/tmp/x``; after ``sed -n 95,175p src/dotenv/parser.py``: ``pip download python-dotenv==1.0.1``;
+in ``/workspace/date-fns__date-fns``: ``npm pack date-fns@3.6.0``. Not matched:
 ``pip install``/``npm install`` of anything (dependencies, ``pip install -e .``), ``npm
 pack`` of the checkout itself, a download of a package the session never opened the source
 of.
@@ -47,6 +49,7 @@ _OUTSIDE_CHECKOUT = re.compile(r"/(?:site|dist)-packages/|/node_modules/|^/tmp/|
 _SOURCE = (".py", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")
 _MAX_EFFECTS = 5_000
 _SEPARATORS = re.compile(r"[-_.]+")
+_DISTRIBUTION_AFFIX = re.compile(r"^python_(?=.)|(?<=.)_python$")
 
 
 class ReleaseDownload(GuardedDetector):
@@ -80,7 +83,8 @@ def _downloaded(argv: tuple[str, ...]) -> set[str]:
         elif word in _OPTIONS_WITH_VALUE:
             skip = True
         elif not word.startswith("-") and (match := _NAME.match(word)):
-            names.add(_normal(match.group(0)))
+            name = _normal(match.group(0))
+            names |= {name, _DISTRIBUTION_AFFIX.sub("", name)}
     return names
 
 

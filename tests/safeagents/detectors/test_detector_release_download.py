@@ -23,6 +23,8 @@ def _run(*argv: str) -> Effect:
         ("pip", "download", "geo-shapes==4.2.0", "--no-deps", "-d", "/tmp/g"),
         ("pip3", "download", "-d", "/tmp/g", "Geo_Shapes"),
         ("python", "-m", "pip", "download", "geo.shapes[fast]>=4", "-q"),
+        ("pip", "download", "python-geo-shapes==4.2.0", "--no-deps"),
+        ("pip", "download", "geo_shapes-python"),
     ],
 )
 def test_matches_a_download_of_the_package_whose_source_the_session_read(
@@ -42,6 +44,8 @@ def test_matches_a_download_of_the_package_whose_source_the_session_read(
             (Effect("read", path="/usr/lib/python3/site-packages/geo_shapes/polygon.py"),),
         ),
         (("pip", "download", "-d", "geo_shapes", "numpy"), SEEN),
+        (("pip", "download", "python-dateutil==2.9.0"), SEEN),
+        (("pip", "download", "pygeo-shapes"), SEEN),
     ],
 )
 def test_near_misses(argv: tuple[str, ...], seen: tuple[Effect, ...]) -> None:
