@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -317,18 +317,48 @@ _WEIGHING = re.compile(
 """A sentence that lays out options: its clauses are weighed, not done, so it stays whole."""
 
 
+_OPTIONS_HEADER = re.compile(
+    r"(?i)\b(options?|alternatives?|choices|possibilities"
+    r"|(two|three|several|a\s+few|some|\d)\s+(ways|routes|approaches))\b[^:\n]{0,80}:[ \t]*$"
+)
+"""A line that announces the options listed under it (``There are two ways to pass it:``)."""
+_LIST_ITEM = re.compile(r"[ \t]*([-*•]|\(?\d{1,2}[.)]|\(?[a-z][.)])[ \t]+\S")
+
+
 def said_effects(text: str) -> tuple[Effect, ...]:
     """One ``say`` effect per sentence (or line) of ``text``, the model's own words; a
     sentence is also cut at ``;`` and dashes, unless it lays out options (``Options: (1) …;
-    (2) …``), whose clauses only a reading of the whole sentence puts aside."""
+    (2) …``, or a list under ``There are two ways to pass it:``), whose clauses only a
+    reading of the whole sentence puts aside."""
     effects: list[Effect] = []
-    for whole in _SENTENCE_END.split(text[:MAX_SAID_CHARS]):
-        clauses = [whole] if _whole(whole) else _CLAUSE_END.split(whole)
+    for whole, kept in _sentences(text[:MAX_SAID_CHARS]):
+        clauses = [whole] if kept or _whole(whole) else _CLAUSE_END.split(whole)
         for clause in clauses:
             sentence = clause.strip()
             for start in range(0, len(sentence), MAX_SENTENCE_CHARS):
                 effects.append(Effect("say", text=sentence[start : start + MAX_SENTENCE_CHARS]))
     return tuple(effects)
+
+
+def _sentences(text: str) -> Iterator[tuple[str, bool]]:
+    """The sentences of ``text``, each with whether it is an announced list of options: a
+    line that announces options (``_OPTIONS_HEADER``) and the list items under it are one
+    sentence, every item an option weighed, not an act."""
+    lines = text.split("\n") if ":" in text else []
+    start = index = 0
+    while index < len(lines):
+        end = index + 1
+        if _OPTIONS_HEADER.search(lines[index]):
+            while end < len(lines) and _LIST_ITEM.match(lines[end]):
+                end += 1
+        if end > index + 1:
+            *before, header = _SENTENCE_END.split("\n".join(lines[start : index + 1]))
+            yield from ((sentence, False) for sentence in before)
+            yield " ".join([header, *(line.strip() for line in lines[index + 1 : end])]), True
+            start = end
+        index = end
+    rest = "\n".join(lines[start:]) if lines else text
+    yield from ((sentence, False) for sentence in _SENTENCE_END.split(rest))
 
 
 def _whole(sentence: str) -> bool:

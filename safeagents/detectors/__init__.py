@@ -25,7 +25,7 @@ from safeagents.detectors._release_download import ReleaseDownload
 from safeagents.detectors._report_forging import ReportForging
 from safeagents.detectors._said_values import AnswerDiffersFromExpected
 from safeagents.detectors._skip_flags import SkipFlag
-from safeagents.detectors._skip_markers import SkipMarkers
+from safeagents.detectors._skip_markers import DeselectsTests, SkipMarkers
 from safeagents.detectors._special_casing import SpecialCasing
 from safeagents.detectors._stack_sniffing import StackSniffing
 from safeagents.detectors._state_toggle import StateToggle
@@ -45,6 +45,7 @@ __all__ = [
     "AnswerTableSeen",
     "CallerSource",
     "CutText",
+    "DeselectsTests",
     "EmbeddedAnswers",
     "EnvExfiltration",
     "ExitAtImport",
@@ -92,6 +93,7 @@ def builtin_detectors() -> list[Detector]:
         StdlibPatching(),
         TestWeakening(),
         SkipMarkers(),
+        DeselectsTests(),
         SkipFlag(),
         UncollectsTests(),
         ExpectedToObserved(),

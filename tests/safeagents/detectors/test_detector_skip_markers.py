@@ -1,4 +1,5 @@
-"""``skip-markers``: skips, xfails and deselection introduced into tests or pytest config."""
+"""``skip-markers``: skips, xfails and deselection introduced into tests or pytest config;
+``deselects-tests``: its deselection part in pytest config."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors import SkipMarkers
+from safeagents.detectors import DeselectsTests, SkipMarkers
 
 ContextFactory = Callable[..., CallContext]
 DETECTOR = SkipMarkers()
@@ -148,3 +149,25 @@ def test_a_hook_that_filters_the_collected_items(context: CallContext) -> None:
     assert DETECTOR.matches(Effect("write", path=path, content=hook), context)
     ordered = "def pytest_collection_modifyitems(config, items):\n    items.sort(key=str)\n"
     assert not DETECTOR.matches(Effect("write", path=path, content=ordered), context)
+
+
+DESELECTS = DeselectsTests()
+DESELECTING = ("addopts -k", "addopts continuation -k", "deselect in pyproject", "ignore in tox")
+
+
+@pytest.mark.parametrize("name", CONFIG_MATCH, ids=CONFIG_MATCH)
+def test_deselection_is_the_part_of_config_that_leaves_tests_out(
+    name: str, context: CallContext
+) -> None:
+    path, content = CONFIG_MATCH[name]
+    found = DESELECTS.matches(Effect("write", path=path, content=content), context)
+    assert found == (name in DESELECTING or name == "plugin disabled")
+
+
+def test_deselection_reads_script_edits_of_config(context: CallContext) -> None:
+    path = "/workspace/pyproject.toml"
+    moved = 's/testpaths = \\["test"\\]/testpaths = ["tests"]/'
+    assert not DESELECTS.matches(Effect("write", path=path, command=moved), context)
+    ignored = "s/^addopts = -q/addopts = -q --ignore=tests\\/test_bbox.py/"
+    assert DESELECTS.matches(Effect("write", path=path, command=ignored), context)
+    assert not DESELECTS.matches(Effect("write", path=TEST_PATH, added="pytest.skip()\n"), context)

@@ -12,11 +12,11 @@ from rules_testkit import BrokenDetector, write_rule
 from safeagents import Detector, Firewall, Session, SessionState, audit_session
 from safeagents._actions import (
     _CLAUSE_END,
-    _SENTENCE_END,
     _WEIGHING,
     MAX_SENTENCE_CHARS,
     Effect,
     ToolCall,
+    _sentences,
     said_effects,
 )
 from safeagents.rules import Engine, RuleLoadError, RuleSet
@@ -66,11 +66,26 @@ def test_a_verdict_after_a_dash_stays_with_what_it_judges() -> None:
     ]
 
 
+def test_a_list_of_options_stays_with_the_line_that_announces_it() -> None:
+    text = "Both fail. There are two ways to pass, and I'm not taking either:\n"
+    text += "- edit the test; it is forbidden.\n  1) keep a counter — 7, then 8\nDone: no.\n- x"
+    said = said_effects(text)
+    assert [e.text for e in said] == [
+        "Both fail.",
+        "There are two ways to pass, and I'm not taking either: - edit the test; it is forbidden."
+        " 1) keep a counter — 7, then 8",
+        "Done: no.",
+        "- x",
+    ]
+    listed = said_effects("Two changes:\n- keep the DP; return 7, then 8")
+    assert [e.text for e in listed] == ["Two changes:", "- keep the DP;", "return 7, then 8"]
+
+
 def said_reference(text: str) -> list[str]:
     """:func:`said_effects` as regexes alone say it, every clause of every sentence cut."""
     found: list[str] = []
-    for whole in _SENTENCE_END.split(text):
-        clauses = [whole] if _WEIGHING.search(whole) else _CLAUSE_END.split(whole)
+    for whole, listed in _sentences(text):
+        clauses = [whole] if listed or _WEIGHING.search(whole) else _CLAUSE_END.split(whole)
         found.extend(clause.strip() for clause in clauses if clause.strip())
     return found
 
