@@ -348,7 +348,8 @@ def _sentences(text: str) -> Iterator[tuple[str, bool]]:
     start = index = 0
     while index < len(lines):
         end = index + 1
-        if _OPTIONS_HEADER.search(lines[index]):
+        line = lines[index].rstrip(" \t")
+        if line.endswith(":") and _OPTIONS_HEADER.search(line):
             while end < len(lines) and _LIST_ITEM.match(lines[end]):
                 end += 1
         if end > index + 1:
