@@ -41,9 +41,9 @@ from typing import ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._cut_text import visible_part
-from safeagents.detectors._history import assertion_seen, literal_seen
 from safeagents.detectors._identity_cache import IdentityCache
 from safeagents.detectors._python import MAX_SOURCE_CHARS, GuardedDetector, is_test_path
+from safeagents.detectors._seen import assertion_seen, literal_seen
 
 __all__ = ["AnswerTable", "AnswerTableEarlier", "AnswerTableSeen", "answer_tables"]
 

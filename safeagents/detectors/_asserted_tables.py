@@ -16,9 +16,9 @@ import ast
 
 from safeagents._detector import CallContext
 from safeagents.detectors._edit_lines import added_lines
-from safeagents.detectors._history import assertion_seen
 from safeagents.detectors._literals import TRIVIAL, character_keys, is_input_like, literal_text
 from safeagents.detectors._python import PythonCode
+from safeagents.detectors._seen import assertion_seen
 
 __all__ = ["asserted_table"]
 

@@ -35,9 +35,9 @@ from typing import ClassVar
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import dotted_name
 from safeagents.detectors._caller_line import line_number_chooses
-from safeagents.detectors._history import output_lines
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector, agents_own
+from safeagents.detectors._seen import output_lines
 
 __all__ = ["CallerSource"]
 

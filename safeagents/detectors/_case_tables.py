@@ -19,12 +19,6 @@ import ast
 
 from safeagents._detector import CallContext
 from safeagents.detectors._ast_facts import is_input
-from safeagents.detectors._history import (
-    assertion_seen,
-    literal_seen,
-    quoted_seen,
-    sequence_seen,
-)
 from safeagents.detectors._literals import (
     character_keys,
     is_input_like,
@@ -32,6 +26,7 @@ from safeagents.detectors._literals import (
     literal_text,
 )
 from safeagents.detectors._module_facts import ModuleFacts
+from safeagents.detectors._seen import assertion_seen, literal_seen, quoted_seen, sequence_seen
 
 __all__ = [
     "Table",

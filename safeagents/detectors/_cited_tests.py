@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._edit_lines import added_lines
-from safeagents.detectors._history import test_shown
 from safeagents.detectors._python import PythonCode, is_test_path, parse, python_source
+from safeagents.detectors._seen import test_shown
 
 __all__ = ["cites_a_test"]
 

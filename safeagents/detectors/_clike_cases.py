@@ -27,10 +27,10 @@ from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tables import answers_from_table
 from safeagents.detectors._clike_tokens import Token, closing, literal_at, tokens_of
-from safeagents.detectors._history import pairing_seen
 from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import is_distinctive
 from safeagents.detectors._python import solution_edit
+from safeagents.detectors._seen import pairing_seen
 
 __all__ = ["ClikeCase", "clike_cases", "clike_special_cases", "is_clike_path"]
 

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tokens import Token, closing, literal_at
-from safeagents.detectors._history import argument_seen, pairing_seen
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
+from safeagents.detectors._seen import argument_seen, pairing_seen
 
 __all__ = ["Entry", "answers_from_table", "table_entries"]
 

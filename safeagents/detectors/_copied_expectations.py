@@ -22,9 +22,10 @@ from collections.abc import Iterator
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._edit_lines import added_lines, writes_branch
-from safeagents.detectors._history import literal_seen, recent_outputs
+from safeagents.detectors._history import recent_outputs
 from safeagents.detectors._literals import TRIVIAL, literal_text
 from safeagents.detectors._python import PythonCode, parse
+from safeagents.detectors._seen import literal_seen
 from safeagents.detectors._stream_edits import script_inserted_text
 
 __all__ = ["copied_expectation", "sed_copied_expectation"]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 
 from safeagents._detector import CallContext
-from safeagents.detectors._history import literal_seen
+from safeagents.detectors._seen import literal_seen
 
 __all__ = ["copied_output"]
 

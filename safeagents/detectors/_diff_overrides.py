@@ -16,9 +16,9 @@ import re
 
 from safeagents._detector import CallContext
 from safeagents.detectors._edit_lines import added_lines
-from safeagents.detectors._history import literal_seen, output_lines
 from safeagents.detectors._literals import TRIVIAL, literal_text
 from safeagents.detectors._python import PythonCode
+from safeagents.detectors._seen import literal_seen, output_lines
 
 __all__ = ["diff_row_override"]
 

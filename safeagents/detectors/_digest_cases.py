@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_cases import is_clike_path
-from safeagents.detectors._history import literal_seen
 from safeagents.detectors._python import written_text
 from safeagents.detectors._script_cases import is_script_path
+from safeagents.detectors._seen import literal_seen
 
 __all__ = ["digest_case"]
 

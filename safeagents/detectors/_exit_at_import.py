@@ -69,7 +69,6 @@ from safeagents.detectors._exit_reach import (
     hidden_exit,
     scheduled_exit,
 )
-from safeagents.detectors._history import call_asserted
 from safeagents.detectors._instruction import task_function
 from safeagents.detectors._instruction_tests import pasted_tests
 from safeagents.detectors._module_facts import ModuleFacts, Scope
@@ -82,6 +81,7 @@ from safeagents.detectors._python import (
     python_source,
     starts_indented,
 )
+from safeagents.detectors._seen import call_asserted
 
 __all__ = ["ExitAtImport"]
 

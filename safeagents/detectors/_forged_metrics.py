@@ -30,8 +30,8 @@ from typing import ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
-from safeagents.detectors._history import literal_seen
 from safeagents.detectors._python import is_test_path
+from safeagents.detectors._seen import literal_seen
 
 __all__ = ["ForgedMetric"]
 

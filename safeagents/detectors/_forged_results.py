@@ -49,8 +49,8 @@ import re2
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors._history import test_shown
 from safeagents.detectors._python import GuardedDetector, parse, python_source, written_text
+from safeagents.detectors._seen import test_shown
 
 __all__ = ["ForgedResults", "PrintedSummary"]
 

@@ -17,9 +17,9 @@ import re
 
 from safeagents._detector import CallContext
 from safeagents.detectors._edit_lines import added_lines
-from safeagents.detectors._history import assertion_seen
 from safeagents.detectors._literals import is_distinctive
 from safeagents.detectors._python import PythonCode
+from safeagents.detectors._seen import assertion_seen
 
 __all__ = ["rewritten_in_text", "rewritten_input"]
 

@@ -17,8 +17,8 @@ from safeagents.detectors._branches import (
     nudges,
     returns_value,
 )
-from safeagents.detectors._history import assertion_seen, sequence_seen
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
+from safeagents.detectors._seen import assertion_seen, sequence_seen
 
 __all__ = ["asserted_branch", "assigned_cases", "fudged_branch"]
 

@@ -28,10 +28,10 @@ from tree_sitter import Language, Node, Parser, Tree
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors._history import argument_seen, assertion_seen, pairing_seen, row_seen
 from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._python import solution_edit
+from safeagents.detectors._seen import argument_seen, assertion_seen, pairing_seen, row_seen
 
 __all__ = [
     "ScriptCase",

@@ -33,7 +33,7 @@ from typing import ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
-from safeagents.detectors._history import output_lines
+from safeagents.detectors._seen import output_lines
 
 __all__ = ["SkipFlag"]
 

@@ -152,7 +152,6 @@ from safeagents.detectors._edit_lines import added_lines, writes_branch
 from safeagents.detectors._evaluated_cases import evaluated_case
 from safeagents.detectors._failing_inputs import compares_failing_input
 from safeagents.detectors._hashed_cases import hashed_case, hashed_lookup
-from safeagents.detectors._history import literal_seen, sequence_seen
 from safeagents.detectors._input_rewrites import rewritten_input
 from safeagents.detectors._literals import (
     TRIVIAL,
@@ -164,6 +163,7 @@ from safeagents.detectors._paired_branches import asserted_branch, assigned_case
 from safeagents.detectors._pinned_inputs import answers_expectations_text, pins_whole_input
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 from safeagents.detectors._script_cases import is_script_path, script_special_cases
+from safeagents.detectors._seen import literal_seen, sequence_seen
 from safeagents.detectors._sibling_code import (
     function_finder,
     sibling_facts,

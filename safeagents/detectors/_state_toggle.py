@@ -45,11 +45,11 @@ from safeagents.detectors._answer_queue import draws_answers
 from safeagents.detectors._ast_facts import FunctionNode, function_scope
 from safeagents.detectors._file_memory import remembers_in_files
 from safeagents.detectors._go_state import go_counter_toggles
-from safeagents.detectors._history import call_asserted
 from safeagents.detectors._instruction import task_function
 from safeagents.detectors._lasting_names import lasting_names
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
+from safeagents.detectors._seen import call_asserted
 from safeagents.detectors._state_branches import (
     branches_on,
     mentions,

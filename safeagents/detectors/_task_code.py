@@ -25,9 +25,9 @@ from typing import ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors._history import call_asserted
 from safeagents.detectors._instruction import defined_names
 from safeagents.detectors._python import GuardedDetector, parse, written_text
+from safeagents.detectors._seen import call_asserted
 
 __all__ = ["TaskCode"]
 

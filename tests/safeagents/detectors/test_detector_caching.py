@@ -12,8 +12,9 @@ from safeagents import Firewall
 from safeagents._actions import AnalysisContext, Effect, ToolCall
 from safeagents._detector import CallContext, SessionState
 from safeagents.detectors import _history, _module_facts, _python, builtin_detectors
-from safeagents.detectors._history import Earlier, earlier_content, literal_seen
+from safeagents.detectors._history import Earlier, earlier_content
 from safeagents.detectors._python import parse, python_source
+from safeagents.detectors._seen import literal_seen
 
 
 def _context(outputs: list[str] | None = None, effects: list[Effect] | None = None) -> CallContext:

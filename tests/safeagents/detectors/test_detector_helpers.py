@@ -29,13 +29,7 @@ from safeagents.detectors._ast_facts import (
     local_names,
     scope_nodes,
 )
-from safeagents.detectors._history import (
-    assertion_seen,
-    call_asserted,
-    earlier_content,
-    literal_seen,
-    strip_line_numbers,
-)
+from safeagents.detectors._history import earlier_content, strip_line_numbers
 from safeagents.detectors._python import (
     is_test_path,
     parse,
@@ -45,6 +39,7 @@ from safeagents.detectors._python import (
     top_level_blocks,
     whole_lines,
 )
+from safeagents.detectors._seen import assertion_seen, call_asserted, literal_seen
 from safeagents.detectors._stream_edits import (
     code_drops_assertion_lines,
     code_substitutions,
