@@ -269,16 +269,13 @@ def _with_replacement_shown(removed: str, context: CallContext) -> str:
     for text in argument_strings(context.call.arguments):
         if not is_cut(text):
             continue
-        lines = visible_part(text).split("\n")
-        if not lines[-1].startswith("-"):
-            continue
         trailing = 0
-        for line in reversed(lines):
+        for line in reversed(visible_part(text).split("\n")):
             if not line.startswith("-") or line.startswith("---"):
                 break
             trailing += 1
-        kept = removed.split("\n")[:-trailing]
-        return "\n".join(kept)
+        if trailing:
+            return "\n".join(removed.split("\n")[:-trailing])
     return removed
 
 
