@@ -9,7 +9,8 @@ shows whether the cost of one check grows with the session's length; then whole 
 modules written at turn 200, each seen for the first time (real code: the synthetic source
 above has few of the shapes detectors look closer at, and repeating one call measures warm
 caches); then the cost of checking a turn's own words (``Firewall.said`` + ``check_said``,
-one ``say`` effect per sentence) at 1 KB, 10 KB and 64 KB of reasoning.
+one ``say`` effect per sentence) at 1 KB, 10 KB and 64 KB of reasoning, one text repeated,
+and at 1 KB and 10 KB in new words every turn.
 
     .venv/bin/python bench/check_bench.py
 """
@@ -250,6 +251,9 @@ _SENTENCES = (
 )
 
 
+_SAID_SIZES = {"1 KB": 1_000, "10 KB": 10_000, "64 KB": 64_000}
+
+
 def _reasoning(size: int) -> str:
     rng = random.Random(size)
     text = ""
@@ -258,10 +262,24 @@ def _reasoning(size: int) -> str:
     return text[:size]
 
 
-def _measure_said(engine: Firewall, text: str) -> list[float]:
+def _new_words(size: int, seed: int) -> str:
+    """Reasoning whose sentences no earlier turn had: the words of :data:`_SENTENCES`, drawn
+    anew (repeating one text keeps every pattern scan's automaton warm, which real turns,
+    each in words of its own, do not)."""
+    rng = random.Random(seed)
+    words = " ".join(_SENTENCES).split()
+    text = ""
+    while len(text) < size:
+        sentence = " ".join(rng.choice(words) for _ in range(rng.randrange(6, 20)))
+        text += sentence.capitalize().rstrip(".,:;") + ". "
+    return text[:size]
+
+
+def _measure_said(engine: Firewall, texts: list[str]) -> list[float]:
     timings: list[float] = []
     started = time.perf_counter()
     while len(timings) < SAMPLES and time.perf_counter() - started < BUDGET_SECONDS:
+        text = texts[len(timings) % len(texts)]
         begin = time.perf_counter_ns()
         said = engine.said(text)
         engine.check_said(said, harness="claude-code", session=SessionState())
@@ -271,14 +289,18 @@ def _measure_said(engine: Firewall, text: str) -> list[float]:
 
 def _said_rows(engines: dict[str, Firewall]) -> None:
     print("\na turn's own words (said + check_said), p50 / p99 µs")
-    for label, size in {"1 KB": 1_000, "10 KB": 10_000, "64 KB": 64_000}.items():
-        text = _reasoning(size)
-        sentences = len(Firewall.said(text))
+    rows = [("reasoning", label, [_reasoning(size)]) for label, size in _SAID_SIZES.items()]
+    rows += [
+        ("new words each turn", label, [_new_words(size, seed) for seed in range(SAMPLES)])
+        for label, size in list(_SAID_SIZES.items())[:2]
+    ]
+    for name, label, texts in rows:
+        sentences = len(Firewall.said(texts[0]))
         cells = ""
         for engine in engines.values():
-            timings = _measure_said(engine, text)
+            timings = _measure_said(engine, texts)
             cells += f"{_p(timings, 50):>14.0f} / {_p(timings, 99):>7.0f}"
-        print(f"{'reasoning':<20}{label:>8}{cells}   ({sentences} sentences)")
+        print(f"{name:<20}{label:>8}{cells}   ({sentences} sentences)")
 
 
 def _row(rows: list[dict[str, object]], call: str, size: str, engine: str) -> float:

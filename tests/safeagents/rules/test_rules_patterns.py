@@ -8,6 +8,7 @@ import pytest
 import re2
 
 from safeagents.rules._compile import (
+    FILTERED_FROM,
     GlobError,
     PatternBank,
     contains_to_regex,
@@ -114,3 +115,29 @@ def test_bank_falls_back_when_the_set_scan_fails(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(bank._sets, "command", FailingSet())
     assert bank.scan("command", "sudo rm -rf /") == frozenset({index})
     assert bank.scan("command", "ls") == frozenset()
+
+
+def _wide_phrases(count: int) -> list[str]:
+    return [rf"(?i)\b(add|kept)\w*\b.{{0,60}}\bcase{n}\b" for n in range(count)]
+
+
+@pytest.mark.parametrize(
+    "count, engine", [(FILTERED_FROM, re2.Filter), (FILTERED_FROM - 1, re2.Set)]
+)
+def test_many_wide_gapped_phrases_are_matched_through_a_filter(count: int, engine: type) -> None:
+    bank = PatternBank()
+    regexes = [*_wide_phrases(count), r"^\W*$", "pytest", r"(?i)\bskip\b.{0,3}\btest"]
+    indices = [bank.add("text", regex) for regex in regexes]
+    bank.compile()
+    assert isinstance(bank._sets["text"], engine)
+    texts = [
+        "I added a branch for case3 and kept the rest for case7.",
+        "Kept it simple: case0",
+        "...",
+        "",
+        "run pytest, then skip the test",
+        "nothing to see here, case12 alone",
+    ]
+    for text in texts:
+        expected = {i for i, regex in zip(indices, regexes, strict=True) if re2.search(regex, text)}
+        assert bank.scan("text", text) == frozenset(expected), text
