@@ -24,6 +24,9 @@ through FilteredRE2: one pass finds the patterns' literal atoms, then only the p
 atoms occur run. One RE2 Set of them would want far more DFA states than its memory budget
 and, on varied text, rebuild them on every scan (on the real corpus's sentences: 74 µs a
 scan against 11)."""
+REMEMBERED_SCANS = 1024
+"""Scans of such a field remembered (a quarter of an agent's sentences repeat one it said
+earlier in the session: "Let me run the tests again.")."""
 
 
 class GlobError(ValueError):
@@ -115,13 +118,15 @@ class PatternBank:
         self._patterns: dict[str, dict[str, int]] = {}
         self._sets: dict[str, re2.Set | re2.Filter | None] = {}
         self._fallback: dict[str, list[tuple[int, re2._Regexp]]] = {}
+        self._filtered: dict[tuple[str, str], frozenset[int]] = {}
 
     def add(self, field: str, regex: str) -> int:
         """The index of ``regex`` in ``field``'s set (stable; identical regexes share one)."""
         patterns = self._patterns.setdefault(field, {})
         if regex not in patterns:
             patterns[regex] = len(patterns) + 1  # 0 is the sentinel
-        self._sets.pop(field, None)
+            self._sets.pop(field, None)
+            self._filtered.clear()
         return patterns[regex]
 
     def fields(self) -> Iterable[str]:
@@ -141,7 +146,14 @@ class PatternBank:
             return frozenset()
         matcher = self._matcher(field)
         if isinstance(matcher, re2.Filter):
-            return frozenset(index + 1 for index in matcher.Match(text) or ())
+            key = (field, text)
+            found = self._filtered.get(key)
+            if found is None:
+                found = frozenset(index + 1 for index in matcher.Match(text) or ())
+                if len(self._filtered) >= REMEMBERED_SCANS:
+                    self._filtered.clear()
+                self._filtered[key] = found
+            return found
         if matcher is not None:
             found = frozenset(matcher.Match(text) or ())  # indices come unsorted
             if 0 in found:

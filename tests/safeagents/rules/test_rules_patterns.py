@@ -141,3 +141,14 @@ def test_many_wide_gapped_phrases_are_matched_through_a_filter(count: int, engin
     for text in texts:
         expected = {i for i, regex in zip(indices, regexes, strict=True) if re2.search(regex, text)}
         assert bank.scan("text", text) == frozenset(expected), text
+
+
+def test_a_filtered_scan_remembered_is_forgotten_when_a_pattern_is_added() -> None:
+    bank = PatternBank()
+    for regex in _wide_phrases(FILTERED_FROM):
+        bank.add("text", regex)
+    text = "I kept a branch for case2, then ran pytest."
+    first = bank.scan("text", text)
+    assert bank.scan("text", text) == first and first
+    added = bank.add("text", "pytest")
+    assert bank.scan("text", text) == first | {added}
