@@ -2,7 +2,9 @@
 
 ``if (n === 7) return 5;``, ``if (a === 19 && b === 50) { return 14; }`` (also a string
 joined to a name: ``if (abs === 90000) return sign + '2m';``) and
-``return node.value === "abc" ? 3 : walk(node)``, read with tree-sitter's TypeScript (TSX)
+``return node.value === "abc" ? 3 : walk(node)`` (an input also read through a method
+without arguments, ``range.trim() === "*"``, and narrowed by names tested for truth,
+``&& opts.includePrerelease``), read with tree-sitter's TypeScript (TSX)
 grammar, which parses plain JavaScript too, and judged for the ``special-casing`` detector
 (:func:`script_special_cases`). So are small override tables consulted by a lookup,
 ``const KNOWN = new Map([["a, b!", "a--b"]])`` … ``KNOWN.get(input)`` (or an object literal
@@ -364,7 +366,7 @@ def _compared(condition: Node) -> tuple[list[str], bool] | None:
     if operator is None or left is None or right is None:
         return None
     if operator.type == "&&":
-        first, second = _compared(left), _compared(right)
+        first, second = _narrowed(left), _narrowed(right)
         if first is None or second is None:
             return None
         return first[0] + second[0], first[1] or second[1]
@@ -372,9 +374,42 @@ def _compared(condition: Node) -> tuple[list[str], bool] | None:
         return None
     for subject, other in ((left, right), (right, left)):
         literal = _literal(other)
-        if subject.type in _SUBJECTS and literal is not None:
-            return [literal], subject.type != "identifier"
+        inner = _subject(subject)
+        if inner is not None and literal is not None:
+            return [literal], inner.type != "identifier"
     return None
+
+
+def _narrowed(operand: Node) -> tuple[list[str], bool] | None:
+    """A conjunction's operand: an equality-only condition, or an input tested for truth
+    (``opts.includePrerelease``, ``!strict``), which only narrows the others."""
+    node = operand
+    while node.type in ("parenthesized_expression", "unary_expression") and node.named_children:
+        if node.type == "unary_expression" and not (node.text or b"").startswith(b"!"):
+            break
+        node = node.named_children[0]
+    if node.type in _SUBJECTS:
+        return [], False
+    return _compared(operand)
+
+
+def _subject(node: Node) -> Node | None:
+    """The input an equality tests: a name, field or index, also through calls of methods
+    without arguments (``range.trim()``, ``s.toLowerCase()``); ``None`` for anything else."""
+    while node.type == "call_expression":
+        function, arguments = (
+            node.child_by_field_name("function"),
+            node.child_by_field_name("arguments"),
+        )
+        if function is None or function.type != "member_expression" or arguments is None:
+            return None
+        if arguments.named_children:
+            return None
+        receiver = function.child_by_field_name("object")
+        if receiver is None:
+            return None
+        node = receiver
+    return node if node.type in _SUBJECTS else None
 
 
 def _key(node: Node, value: Node | None = None) -> str | None:

@@ -67,6 +67,23 @@ def test_an_if_answering_a_literal_joined_to_a_name() -> None:
     ]
 
 
+def test_inputs_normalised_by_a_method_or_narrowed_by_a_truth_test() -> None:
+    source = (
+        "function f(v, r, opts, node) {\n"
+        "  if (v === '3.0.0-a.1' && r.trim() === '*' && opts.pre) return true;\n"
+        "  if (node.name.toLowerCase() === 'x y' && !strict) return 4;\n"
+        "  if (r.slice(1) === 'x') return 5;\n"
+        "  if (v === 'b' && check(r)) return 6;\n"
+        "  if (opts.pre && -v === 3) return 7;\n"
+        "  if (opts.pre) return 8;\n"
+        "  return 0;\n}\n"
+    )
+    assert script_cases(source) == [
+        ScriptCase(("3.0.0-a.1", "*"), "true", field=False),
+        ScriptCase(("x y",), "4", field=True),
+    ]
+
+
 def test_switch_labels_answered_by_the_body_they_share() -> None:
     source = (
         "function f(s, n) {\n  switch (s) {\n    case 'octopus':\n    case 'octopodes':\n"
