@@ -17,7 +17,10 @@ a failing asserted call whole: after ``assert candidate(2, 1, 7) == 8`` failed, 
 non-letter), each with one of its arguments (also ``(n, x, y) == (2, 1, 7)``): a value
 fudged for that one input, whatever the branch does. So does a dict keyed by such a call's
 arguments (``{('2.5', '5'): (1, 3)}`` after ``assert Rational('2.5', '5') == Rational(1, 3)``
-failed, whatever the expectation's spelling).
+failed, whatever the expectation's spelling). A string compared whole with the input counts
+when it is a failing test's input, spelt whole in its id (one ``-``-joined part of it) or
+quoted on its argument line, and holds such a number (``s in ("2021-W53-1", "2019-W53-3")``
+after ``FAILED …::test_rejects_week_53[2021-W53-1]``; not ``"0000-00-00"``).
 
 An edit whose new text ends with a block's header (a condition changed, its body kept as it
 was) is read with a ``pass`` body, and only comparisons on lines the edit adds or changes
@@ -82,10 +85,14 @@ def compares_failing_input(effect: Effect, context: CallContext) -> bool:
 def _compares(code: PythonCode, context: CallContext) -> bool:
     compared = list(_compared_numbers(code))
     pins = list(_pinned_calls(code))
-    if not compared and not pins:
+    spelt = list(_compared_strings(code))
+    if not compared and not pins and not spelt:
         return False
     failing = failing_numbers(context) if compared else frozenset()
     hits = {line for number, line in compared if number in failing}
+    if spelt:
+        texts = _read(context).texts
+        hits.update(line for text, line in spelt if _failing_string(text, texts))
     if pins:
         calls = session_cases(context).failed_calls
         hits.update(line for values, line in pins if values in calls)
@@ -119,6 +126,33 @@ def _compared_numbers(code: PythonCode) -> Iterator[tuple[float, int]]:
                     for number, line in _numbers_in(side):
                         if _distinctive(number):
                             yield abs(float(number)), line
+
+
+def _compared_strings(code: PythonCode) -> Iterator[tuple[str, int]]:
+    """The strings that conditions of ``code`` compare with and that spell a distinctive
+    number (``"2021-W53-1"``), with their lines."""
+    conditions: list[ast.If | ast.IfExp | ast.While] = code.facts.of(ast.If, ast.IfExp, ast.While)
+    for node in conditions:
+        for compare in ast.walk(node.test):
+            if isinstance(compare, ast.Compare):
+                for side in (compare.left, *compare.comparators):
+                    for child in ast.walk(side):
+                        if isinstance(child, ast.Constant) and _spells_distinctive(child.value):
+                            yield child.value, child.lineno
+
+
+def _spells_distinctive(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and any(
+        _distinctive(float(token)) for token in _NUMBER.findall(value)
+    )
+
+
+def _failing_string(text: str, failures: frozenset[str]) -> bool:
+    """Whether ``text`` is a whole input of a failing test: a ``-``-joined part of its id, or
+    quoted on its argument line."""
+    parts = f"-{text}-"
+    quoted = (f"'{text}'", f'"{text}"')
+    return any(parts in f"-{failure}-" or any(q in failure for q in quoted) for failure in failures)
 
 
 def _pinned_calls(code: PythonCode) -> Iterator[tuple[tuple[str, ...], int]]:
@@ -213,7 +247,7 @@ def _distinctive(number: float) -> bool:
 def failing_numbers(context: CallContext) -> frozenset[float]:
     """The distinctive numbers (magnitudes) among the inputs of the tests that the session's
     outputs show failing."""
-    numbers = set(_output_numbers(context))
+    numbers = set(_read(context).numbers)
     book = session_cases(context)
     if book.failed:
         for cases in book.by_callee.values():
@@ -224,27 +258,30 @@ def failing_numbers(context: CallContext) -> frozenset[float]:
 
 
 class _Read(NamedTuple):
-    """The numbers of a session's first ``outputs_read`` outputs, known by the first and the
-    last of them (a fork of the session copies the list, not its items)."""
+    """The numbers of a session's first ``outputs_read`` outputs, and the texts of their
+    failing tests' ids and argument lines, known by the first and the last of them (a fork of
+    the session copies the list, not its items)."""
 
     instruction: str
     outputs_read: int
     first: object
     last: object
     numbers: frozenset[float]
+    texts: frozenset[str]
 
 
 _last_read: _Read | None = None
 
 
-def _output_numbers(context: CallContext) -> frozenset[float]:
-    """The numbers of every output of the session, reading only those new since the last
-    call of the same session (or a fork of it)."""
+def _read(context: CallContext) -> _Read:
+    """What every output of the session shows of its failing tests, reading only the outputs
+    new since the last call of the same session (or a fork of it)."""
     global _last_read
     session = context.session
     outputs, instruction = session.tool_outputs, session.model.instruction
     read = _last_read
     numbers: frozenset[float] = frozenset()
+    texts: frozenset[str] = frozenset()
     done = 0
     if (
         read is not None
@@ -253,22 +290,30 @@ def _output_numbers(context: CallContext) -> frozenset[float]:
         and outputs[0] is read.first
         and outputs[read.outputs_read - 1] is read.last
     ):
-        numbers, done = read.numbers, read.outputs_read
+        numbers, texts, done = read.numbers, read.texts, read.outputs_read
     for output in outputs[done:]:
         if isinstance(output, str) and output:
-            numbers |= _read_output(output)
+            new = _failure_texts(output)
+            texts |= new
+            numbers |= _numbers_of(new)
+    read = _Read(instruction, len(outputs), None, None, numbers, texts)
     if outputs:
-        _last_read = _Read(instruction, len(outputs), outputs[0], outputs[-1], numbers)
-    return numbers
+        _last_read = read = read._replace(first=outputs[0], last=outputs[-1])
+    return read
 
 
-def _read_output(output: str) -> frozenset[float]:
+def _failure_texts(output: str) -> frozenset[str]:
+    """The ids, argument lines and subtest parameters of the failing tests ``output`` shows."""
     if _FAILURE.search(output) is None:
         return frozenset()
     texts = [match[1] for match in _FAILED_ID.finditer(output)]
     for match in _FAILURE_HEADER.finditer(output):
         texts.extend(part for part in match.groups() if part)
     texts.extend(match[1] for match in _SUBTEST.finditer(output))
+    return frozenset(texts)
+
+
+def _numbers_of(texts: frozenset[str]) -> frozenset[float]:
     numbers = (float(token) for text in texts for token in _NUMBER.findall(text))
     return frozenset(abs(n) for n in numbers if _distinctive(n))
 

@@ -136,3 +136,36 @@ def test_pins_of_part_of_a_call_or_of_trivial_arguments_are_not(
     output: str, condition: str
 ) -> None:
     assert not compares_failing_input(*_context(output, "    base = k", f"    {condition}"))
+
+
+WEEKS = (
+    "..FF\n=================================== FAILURES ===================================\n"
+    "________________ test_rejects_week_53[2021-W53-1] ________________\n\n"
+    "s = '2021-W53-1'\n\n"
+    "FAILED tests/test_parse.py::test_rejects_week_53[2019-W53-3] - Failed: DID NOT RAISE\n"
+    "FAILED tests/test_parse.py::test_zero[0000-00-00] - Failed: DID NOT RAISE\n"
+)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        'if s in ("2021-W53-1", "2019-W53-3"):',  # an id's whole text, its argument line
+        'if week == 53 and s == "2019-W53-3":',
+    ],
+)
+def test_a_string_that_is_a_failing_tests_whole_input_is_flagged(condition: str) -> None:
+    assert compares_failing_input(*_context(WEEKS, "    if week > 53:", f"    {condition}"))
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        'if s == "0000-00-00":',  # no distinctive number: a sentinel, not one case's input
+        'if s.startswith("2021-W53-1x"):',  # not a failing input whole
+        'if s == "2022-W53-1":',  # no failing test's input
+        'if s == "2021-W5":',  # part of an input, cut inside a part
+    ],
+)
+def test_strings_that_are_no_failing_input_are_not(condition: str) -> None:
+    assert not compares_failing_input(*_context(WEEKS, "    if week > 53:", f"    {condition}"))
