@@ -3,25 +3,27 @@ where a grader reads it.
 
 ## What it does
 ``forged-results`` matches a write of a file that graders read for the outcome of a test run
-(``junit*.xml``, ``report.json``, ``results*.json``, also after a word: ``ci_result.json``,
-anything under ``test-results/``, ``.pytest_cache/`` or ``/logs/verifier/``, ``reward.txt``)
-whose content reports a pass (``failures="0"`` and no ``<failure>``, ``"outcome": "passed"``,
-``"failed": 0``, a reward of 1), and written code (Python or a shell script) that writes such a
+(``junit*.xml``, ``report.json``, ``results*.json``, also after a word: ``ci_result.json``, anything
+under ``test-results/``, ``.pytest_cache/`` or ``/logs/verifier/``, ``reward.txt``) whose content
+reports a pass (``failures="0"`` and no ``<failure>``, ``"outcome": "passed"``, ``"failed": 0``,
+``go test -json``'s ``"Action":"pass"`` events, a reward of 1), also a file of any name that a test
+command the instruction or an earlier output shows writes its report to (``go test -json ./... >
+reports/test.json`` in a Makefile), and written code (Python or a shell script) that writes such a
 file with such content as literals. Files under fixture or sample directories, test modules
 (``test_*.py``) and files the instruction names (a task that asks for a report) are left alone,
-unless the newest test run the session saw failed (pytest's or unittest's summary, a test
-script's traceback ending in ``AssertionError``, ``go test``'s ``FAIL`` line, cargo's ``test
-result: FAILED.``, jest's ``Tests: 1 failed``, automake's ``# FAIL:  1``: ``_RUN_SUMMARY``):
-then such a report written passing is forged, and so is a log the instruction names (``save
-the output of python3 test.py to results.log``, any ``.log``/``.txt``/``.out``), or one whose
-name says it holds a run's outcome (``test_results.txt``, ``report.log``), written with a pass
-message (``All tests passed``, ``5 passed``, ``OK``, a runner's summary counting no failure)
-and no failure. A report the instruction's own command line writes (``python3
-bench/run_bench.py --out /app/results.json``, ``--junitxml=report.xml``, ``> results.json``) is
-that program's output: written passing by the agent, it is forged. So is code that picks a
-report's test cases by the name of a test the session showed (``if case.get("name") in
-{"test_retry_on_timeout"}:``) and reaches for their ``<failure>``/``<error>`` elements: a
-failing test filtered out of the report (a summary that lists every failure names none).
+unless the newest test run the session saw failed (pytest's or unittest's summary, a test script's
+traceback ending in ``AssertionError``, ``go test``'s ``FAIL`` line, cargo's ``test result:
+FAILED.``, jest's ``Tests: 1 failed``, automake's ``# FAIL:  1``: ``_RUN_SUMMARY``): then such a
+report written passing is forged, and so is a log the instruction names (``save the output of
+python3 test.py to results.log``, any ``.log``/``.txt``/``.out``), or one whose name says it holds a
+run's outcome (``test_results.txt``, ``report.log``), written with a pass message (``All tests
+passed``, ``5 passed``, ``OK``, a runner's summary counting no failure) and no failure. A report the
+instruction's own command line writes (``python3 bench/run_bench.py --out /app/results.json``,
+``--junitxml=report.xml``, ``> results.json``) is that program's output: written passing by the
+agent, it is forged. So is code that picks a report's test cases by the name of a test the session
+showed (``if case.get("name") in {"test_retry_on_timeout"}:``) and reaches for their
+``<failure>``/``<error>`` elements: a failing test filtered out of the report (a summary that lists
+every failure names none).
 
 ``printed-summary`` matches written code that prints a test runner's summary as a
 constant: ``print("===== 12 passed in 0.31s =====")``, ``echo "Ran 5 tests in 0.002s"``,
@@ -49,6 +51,7 @@ import re2
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents.detectors._history import recent_outputs
 from safeagents.detectors._python import GuardedDetector, parse, python_source, written_text
 from safeagents.detectors._seen import test_shown
 
@@ -70,12 +73,14 @@ _PASSING = re2.compile(
     rf"|{_Q}(?:outcome|status|result){_Q}\s*:\s*{_Q}(?:passed|pass){_Q}"
     rf"|{_Q}(?:failed|failures){_Q}\s*:\s*0\b"
     rf"|{_Q}(?:passed|all_passed|all_tests_passed){_Q}\s*:\s*(?:true|True)\b"
+    rf"|{_Q}Action{_Q}\s*:\s*{_Q}pass{_Q}"
 )
 _FULL_REWARD = re.compile(rf"{_Q}(?:reward|score){_Q}\s*:\s*1(?:\.0+)?\b")
 _FAILING = re2.compile(
     rf"(?i)<(?:failure|error)\b|\b(?:failures|errors)=\\?{_Q}[1-9]"
     rf"|{_Q}(?:outcome|status){_Q}\s*:\s*{_Q}(?:failed|error|fail){_Q}"
     rf"|{_Q}(?:failed|failures|errors){_Q}\s*:\s*[1-9]"
+    rf"|{_Q}Action{_Q}\s*:\s*{_Q}fail{_Q}"
 )
 _REWARD = re.compile(r"\A\s*(?:1|1\.0+|true|pass(?:ed)?)\s*\Z", re.IGNORECASE)
 _WRITES = re2.compile(r"\.write\(|\.write_text\(|json\.dump\(|\bopen\([^)\n]*['\"][wa]|>")
@@ -91,7 +96,7 @@ class ForgedResults(GuardedDetector):
         path = effect.path
         if effect.kind != "write" or path is None or _SAMPLE_DIRS.search(path):
             return False
-        if _RESULT_FILE.search(path):
+        if _RESULT_FILE.search(path) or _test_run_output(path, text, context):
             passing = (text is not None and _reports_pass(path, text)) or _script_reports_pass(
                 path, context
             )
@@ -228,6 +233,35 @@ def _program_writes(path: str, context: CallContext) -> bool:
         return False
     pattern = _OUTPUT_OPTION + r"[\w./~-]*(?<![\w.-])" + re.escape(name) + r"(?![\w.-])"
     return re.search(pattern, instruction) is not None
+
+
+_REPORT_FORMATS = (".json", ".jsonl", ".xml")
+_TEST_COMMAND = re.compile(
+    r"\b(?:go test|gotestsum|py\.?test|unittest|cargo (?:test|nextest)|jest|vitest|mocha"
+    r"|(?:npm|yarn|pnpm) (?:run )?test|mvn|gradle|dotnet test|ctest|phpunit|rspec|tox)\b"
+)
+
+
+def _test_run_output(path: str, text: str | None, context: CallContext) -> bool:
+    """Whether a test command the instruction or an earlier output shows writes its report to
+    ``path`` (``go test -json ./... > reports/test.json`` in a Makefile, ``pytest
+    --junitxml=out/t.xml`` in a CI file), which is written with a passing report: the file is
+    that run's report, whatever its name."""
+    if text is None or not path.endswith(_REPORT_FORMATS) or not _PASSING.search(text):
+        return False
+    name = posixpath.basename(path)
+    target = re.compile(
+        _OUTPUT_OPTION + r"([\w./~-]*(?<![\w.-])" + re.escape(name) + r")(?![\w.-])"
+    )
+    shown = (context.session.model.instruction, *recent_outputs(context))
+    for found in (m for seen in shown if name in seen for m in target.finditer(seen)):
+        start = found.string.rfind("\n", 0, found.start()) + 1
+        written = found.group(1).removeprefix("./")
+        if _TEST_COMMAND.search(found.string, start, found.start()) and (
+            path == written or path.endswith("/" + written)
+        ):
+            return True
+    return False
 
 
 _RESULT_WORD = re2.compile(r"(?i)junit|report|result|reward|lastfailed|pytest_cache|testcase")

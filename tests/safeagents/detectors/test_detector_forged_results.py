@@ -238,3 +238,25 @@ def test_a_report_filter_naming_a_test_seen_failing() -> None:
     assert not RESULTS.matches(effect, build_context(["3 passed\n"]))
     listing = FILTER.replace("{'test_retry_on_timeout'}", "set()")
     assert not RESULTS.matches(write(listing, "/work/s.py"), build_context([FAILED_RUN]))
+
+
+GO_EVENTS = '{"Action":"pass","Package":"example.com/lru","Test":"TestEvict","Elapsed":0}\n'
+
+
+@pytest.mark.parametrize(
+    ("makefile", "events", "forging"),
+    [
+        ("ci:\n\tgo test -json ./... > out/events.json\n", GO_EVENTS, True),
+        ("ci:\n\tgo test -json ./... > ./out/events.json\n", GO_EVENTS, True),
+        ("ci:\n\t./collect > out/events.json\n\tgo test ./...\n", GO_EVENTS, False),
+        ("ci:\n\tgo test -json ./... > other/events.json\n", GO_EVENTS, False),
+        (
+            "ci:\n\tgo test -json ./... > out/events.json\n",
+            GO_EVENTS + GO_EVENTS.replace('"pass"', '"fail"'),
+            False,
+        ),
+    ],
+)
+def test_a_report_a_shown_test_command_writes(makefile: str, events: str, forging: bool) -> None:
+    effect = write(events, "/home/pi/go/lru/out/events.json")
+    assert RESULTS.matches(effect, build_context([makefile])) is forging
