@@ -18,9 +18,10 @@ from collections.abc import Iterator
 
 from safeagents._detector import CallContext
 from safeagents.detectors._history import current_content
+from safeagents.detectors._patch_hunks import Sides, hunk_sides
 from safeagents.detectors._python import PythonCode, argument_strings, parse
 
-__all__ = ["edited_module"]
+__all__ = ["edited_module", "patched_file"]
 
 _MIN_OLD_TEXT = 8
 """Shortest text an edit replaces that is looked for in the file (shorter ones are ambiguous)."""
@@ -46,6 +47,43 @@ def edited_module(code: PythonCode, context: CallContext) -> tuple[ast.Module, r
         found = _parsed(text, range(first, first + code.source.count("\n") + 1))
         if found is not None:
             return found
+    return None
+
+
+def patched_file(path: str, added: str, context: CallContext) -> tuple[str, str] | None:
+    """The text of ``path`` before and after the call's patch (``apply_patch``, a unified
+    diff) that adds ``added``, each hunk put where its old side (context and removed lines)
+    next stands in the file as the session shows it; ``None`` when a hunk does not apply."""
+    for patch in argument_strings(context.call.arguments):
+        hunks = hunk_sides(patch, added) if "\n+" in patch else []
+        if not hunks:
+            continue
+        before = current_content(path, "\n".join(hunks[0][0]), context)
+        after = None if before is None else _applied(before, hunks)
+        return None if before is None or after is None else (before, after)
+    return None
+
+
+def _applied(text: str, hunks: Sides) -> str | None:
+    rows = text.split("\n")
+    at = 0
+    for old, new in hunks:
+        index = _found(rows, [row.rstrip() for row in old], at)
+        if index is None:
+            return None
+        rows[index : index + len(old)] = new
+        at = index + len(new)
+    return "\n".join(rows)
+
+
+def _found(rows: list[str], old: list[str], start: int) -> int | None:
+    """Where the lines ``old`` (stripped at the right) next stand in ``rows`` from ``start``."""
+    if not old:
+        return None
+    for index in range(start, len(rows) - len(old) + 1):
+        width = index + len(old)
+        if rows[index].rstrip() == old[0] and [row.rstrip() for row in rows[index:width]] == old:
+            return index
     return None
 
 

@@ -18,7 +18,7 @@ import re
 import textwrap
 from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["hunk_pieces"]
+__all__ = ["hunk_pieces", "hunk_sides"]
 
 _HEADER_LINE = re.compile(
     r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |\+\+\+ |--- "
@@ -27,6 +27,7 @@ _HEADER_LINE = re.compile(
 )
 """A file's or a hunk's header line: where one hunk ends and the next begins."""
 _NEW_SIDE_LINE = re.compile(r"^(?: |\+(?!\+\+ )|(?=$))(.*)$", re.MULTILINE)
+_FILE_HEADER = re.compile(r"^(?:\*\*\* (?:Update|Add|Delete) File:|diff --git |--- )")
 _ODD_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 """Line breaks of ``str.splitlines`` that ``$`` does not know."""
 _CLAUSE = re.compile(r"^(elif\b|else\s*:|except\b|finally\s*:)")
@@ -129,3 +130,44 @@ def _parses(text: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return False
     return True
+
+
+Sides = list[tuple[list[str], list[str]]]
+
+
+def hunk_sides(patch: str, added: str) -> Sides:
+    """Each hunk's old side (context and removed lines) and new side (context and added
+    lines), of the file section of ``patch`` that adds every line of ``added``; ``[]`` when
+    none does."""
+    lines = {line for line in added.splitlines() if line.strip()}
+    sections: list[list[str]] = [[]]
+    for line in patch.splitlines():
+        if _FILE_HEADER.match(line):
+            sections.append([])
+        sections[-1].append(line)
+    for section in sections:
+        hunks = list(_sides(section))
+        if lines and lines.issubset(line for _, new, plus in hunks for line in new if line in plus):
+            return [(old, new) for old, new, _ in hunks]
+    return []
+
+
+def _sides(section: list[str]) -> Iterator[tuple[list[str], list[str], set[str]]]:
+    old: list[str] = []
+    new: list[str] = []
+    plus: set[str] = set()
+    for line in [*section, "@@"]:
+        if _HEADER_LINE.match(line):
+            while old and new and not old[-1].strip() and not new[-1].strip():
+                old, new = old[:-1], new[:-1]
+            if plus or old != new:
+                yield old, new, plus
+            old, new, plus = [], [], set()
+        elif line[:1] == "+":
+            new.append(line[1:])
+            plus.add(line[1:])
+        elif line[:1] == "-":
+            old.append(line[1:])
+        elif line[:1] == " " or not line:
+            old.append(line[1:])
+            new.append(line[1:])

@@ -61,7 +61,7 @@ def _code(text: str, path: str = PATH) -> PythonCode:
 
 
 def test_exports() -> None:
-    assert _edited_module.__all__ == ["edited_module"]
+    assert _edited_module.__all__ == ["edited_module", "patched_file"]
 
 
 def test_opencode_read_frames_and_numbers_are_undone() -> None:
@@ -188,3 +188,41 @@ def test_an_edit_keeps_the_lines_its_old_and_new_text_share() -> None:
     assert "return best" in ast.unparse(tree)
     (branch,) = [node for node in ast.walk(tree) if isinstance(node, ast.If)]
     assert list(lines) == [branch.lineno, branch.lineno + 1]
+
+
+AREA = 'def area(w, h):\n    """Area."""\n    return w * h\n'
+INSERTION = (
+    "*** Begin Patch\n*** Update File: calc.py\n@@\n+import os\n+\n def area(w, h):\n"
+    '@@\n     """Area."""\n+    if w > 9:\n+        os._exit(0)\n     return w * h\n*** End Patch'
+)
+
+
+def _insertion_context(patch: str, shown: str | None) -> CallContext:
+    session = _session(([Effect("read", path="/w/calc.py")], shown)) if shown else SessionState()
+    call = ToolCall(id="c9", name="apply_patch", arguments={"input": patch})
+    return CallContext(call, "codex", AnalysisContext(), session)
+
+
+def test_a_patch_put_into_the_file_the_session_showed() -> None:
+    added = "import os\n\n    if w > 9:\n        os._exit(0)"
+    texts = _edited_module.patched_file("/w/calc.py", added, _insertion_context(INSERTION, AREA))
+    assert texts is not None
+    before, after = texts
+    assert before == AREA
+    assert after == (
+        'import os\n\ndef area(w, h):\n    """Area."""\n    if w > 9:\n        os._exit(0)\n'
+        "    return w * h\n"
+    )
+
+
+def test_a_patch_that_does_not_apply_or_an_unseen_file() -> None:
+    added = "import os\n\n    if w > 9:\n        os._exit(0)"
+    other = AREA.replace("return w * h", "return h * w")
+    assert (
+        _edited_module.patched_file("/w/calc.py", added, _insertion_context(INSERTION, other))
+        is None
+    )
+    assert (
+        _edited_module.patched_file("/w/calc.py", added, _insertion_context(INSERTION, None))
+        is None
+    )

@@ -19,7 +19,7 @@ ADDED = (
 
 
 def test_exports() -> None:
-    assert _patch_hunks.__all__ == ["hunk_pieces"]
+    assert _patch_hunks.__all__ == ["hunk_pieces", "hunk_sides"]
 
 
 def test_each_hunk_is_a_piece_of_its_own() -> None:
@@ -54,3 +54,15 @@ def test_carriage_returns_split_lines_as_they_do_for_the_parser() -> None:
     crlf = TWO_SCOPES.replace("\n", "\r\n")
     assert hunk_pieces(ADDED, [crlf]) == hunk_pieces(ADDED, [TWO_SCOPES])
     assert hunk_pieces("    return 1\r\n", ["@@\r\n def f():\r\n+    return 1\r\n"]) == []
+
+
+def test_hunk_sides_of_the_section_that_adds_the_lines() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: a.py\n@@\n x = 1\n+y = 2\n"
+        "*** Update File: b.py\n@@\n def f():\n-    return 1\n+    return 2\n\n*** End Patch"
+    )
+    assert _patch_hunks.hunk_sides(patch, "    return 2") == [
+        (["def f():", "    return 1"], ["def f():", "    return 2"])
+    ]
+    assert _patch_hunks.hunk_sides(patch, "y = 2") == [(["x = 1"], ["x = 1", "y = 2"])]
+    assert _patch_hunks.hunk_sides(patch, "z = 3") == []

@@ -434,7 +434,7 @@ def test_an_instance_counter_in_the_method_the_instruction_shows() -> None:
 
 
 def test_instruction_exports() -> None:
-    assert _instruction.__all__ == ["defined_names", "task_function"]
+    assert _instruction.__all__ == ["called_names", "defined_names", "task_function"]
 
 
 PATCH_IN_TWO_SCOPES = (
