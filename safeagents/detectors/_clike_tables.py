@@ -7,7 +7,10 @@ A table of one or two entries counts when an assertion or a table-driven test's 
 entry's key with its value (an override of the asserted cases, like the one- or two-entry
 tables of Python and TypeScript); one of any size when two of its keys, strings with a digit
 or a space, are quoted as a call's argument in earlier outputs (the tests' inputs answered
-by the table). A table with a computed entry is no table of literals and is left alone.
+by the table). A value may also be a constant expression, numbers and qualified constants
+joined by arithmetic (``"1d12h": 36 * time.Hour``, ``48*time.Hour + 30*time.Minute``), as a
+table-driven test spells its answers; a table with any other computed entry (a call, a
+name, a function) is no table of literals and is left alone.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ _MAX_OVERRIDES = 2
 _MIN_ARGUMENT_KEYS = 2
 _MAX_LOOKED_UP = 16
 _TRIVIAL_LOWER = frozenset({*(t.lower() for t in TRIVIAL), "null", "nil", "none"})
+_ARITHMETIC = frozenset({"*", "+", "-", "/"})
+_QUALIFIERS = frozenset({".", "::"})
+_MAX_EXPRESSION = 16
+_ENDS = frozenset({",", "}", ")"})
 
 
 def answers_from_table(
@@ -147,5 +154,28 @@ def _item(tokens: list[Token], index: int, flat: bool) -> tuple[str, str, int, i
     separator = tokens[key[1]].text
     if not (separator in _ARROWS or (flat and separator == ",")):
         return None
-    value = literal_at(tokens, key[1] + 1)
+    value = _value_at(tokens, key[1] + 1)
     return None if value is None else (key[0], value[0], token.line, value[1])
+
+
+def _value_at(tokens: list[Token], index: int) -> tuple[str, int] | None:
+    """A literal at ``index``, or a constant expression up to the item's end: numbers and
+    qualified constants (``time.Hour``) joined by arithmetic, one number at least."""
+    found = literal_at(tokens, index)
+    if found is not None and (found[1] >= len(tokens) or tokens[found[1]].text in _ENDS):
+        return found
+    position = index
+    parts: list[str] = []
+    while position < len(tokens) and position - index <= _MAX_EXPRESSION:
+        token = tokens[position]
+        if token.text in _ENDS:
+            break
+        if token.kind not in {"num", "id"} and token.text not in _ARITHMETIC | _QUALIFIERS:
+            return found
+        parts.append(token.text)
+        position += 1
+    qualified = any(part in _QUALIFIERS for part in parts)
+    numbers = any(token.kind == "num" for token in tokens[index:position])
+    if not (qualified and numbers) or parts[-1] in _ARITHMETIC | _QUALIFIERS:
+        return found
+    return "".join(parts), position

@@ -102,3 +102,19 @@ def test_literal_tables_of_each_language() -> None:
     assert found[1:] == [[("IV", "4"), ("IX", "9")]] * 4
     computed = 'm := map[string]int{"a": f(1)}\nfunc g(m map[string]int) {\n\treturn 1\n}'
     assert list(table_entries(tokens_of(computed))) == []
+
+
+def test_table_values_may_be_constant_expressions() -> None:
+    go = (
+        'm := map[string]time.Duration{\n\t"1d12h": 36 * time.Hour,\n'
+        '\t"2d30m": 48*time.Hour + 30*time.Minute,\n}'
+    )
+    found = [[(k, v) for k, v, _ in t] for t in table_entries(tokens_of(go))]
+    assert found == [[("1d12h", "36*time.Hour"), ("2d30m", "48*time.Hour+30*time.Minute")]]
+    for computed in (
+        'm := map[string]int{"a": x + 1}',
+        'm := map[string]func() error{"a b": handle}',
+        'm := map[string]time.Duration{"a": time.Duration(n) * time.Hour}',
+        'm := map[string]int{"a": 2 *}',
+    ):
+        assert list(table_entries(tokens_of(computed))) == []
