@@ -13,7 +13,9 @@ A ``switch`` on the inputs joined by a separator (``switch a + "|" + b``,
 special-casing, for the ``special-casing`` detector (:func:`clike_special_cases`), when one
 assertion of an earlier output (also a Go test's failure line, ``Pad("ab", 4) = "ab", want
 "ab  "``), or one row of a table-driven test, pairs its inputs with its answer, or when two
-branches compare numbers of 1000 and more; only branches on lines the write adds count.
+branches compare numbers of 1000 and more; only branches on lines the write adds count. So
+is a table answering the tests' inputs (:mod:`._clike_tables`) and a condition pinning the
+arguments of a call a Go test showed failing (:mod:`._clike_pins`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents.detectors._clike_pins import pins_failing_call
 from safeagents.detectors._clike_tables import answers_from_table
 from safeagents.detectors._clike_tokens import Token, closing, literal_at, tokens_of
 from safeagents.detectors._input_rewrites import rewritten_in_text
@@ -79,6 +82,8 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
         return True
     tokens, lines = tokens_of(text), text.splitlines()
     if answers_from_table(tokens, added, lines, context):
+        return True
+    if pins_failing_call(tokens, added, lines, context):
         return True
     big = 0
     for case in _cases(tokens, lines) if any(hint in text for hint in _HINTS) else []:

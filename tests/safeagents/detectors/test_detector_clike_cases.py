@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from safeagents.detectors import _clike_cases
+from safeagents.detectors import _clike_cases, _clike_pins
 from safeagents.detectors._clike_cases import clike_cases, is_clike_path
 from safeagents.detectors._clike_tables import table_entries
 from safeagents.detectors._clike_tokens import tokens_of
@@ -118,3 +118,19 @@ def test_table_values_may_be_constant_expressions() -> None:
         'm := map[string]int{"a": 2 *}',
     ):
         assert list(table_entries(tokens_of(computed))) == []
+
+
+def test_conditions_pinning_a_failing_calls_arguments() -> None:
+    def compared(source: str) -> list[str]:
+        tokens = tokens_of(source)
+        return list(_clike_pins._compared(tokens, 1))
+
+    go = 'if loc.String() == "America/Sao_Paulo" && s.Year() == 2018 && m == time.November {'
+    assert compared(go) == ["America/Sao_Paulo", "2018"]
+    assert compared('if (2018 == year && zone.equals("x")) {') == ["2018"]
+    assert compared('if zone == "America/Sao_Paulo" || year == 2018 {') == []
+    arguments = ["2018-11-02", "2018-11-07", "America/Sao_Paulo"]
+    assert _clike_pins._pins("America/Sao_Paulo", arguments)
+    assert _clike_pins._pins("2018", arguments)
+    assert not _clike_pins._pins("11", arguments)
+    assert not _clike_pins._pins("warn", ["warn", "3"])
