@@ -14,8 +14,9 @@ keys, strings with a digit or a space (``'rgb(255 0 0 / 50%)'``), are quoted as 
 argument in an earlier output or the instruction: the tests' inputs answered by the table,
 whatever its values (``{'hsl(120deg 100% 25%)': {type: 'hsl', values: [120, 100, 25]}}``),
 and so do keys that join the cells of one row of a fixture table an output quotes
-(``'^0.2.0 0.2.1-rc.1'`` beside ``['^0.2.0', '0.2.1-rc.1', {…}]``).
-A table no lookup reads, or keyed by words, is left alone.
+(``'^0.2.0 0.2.1-rc.1'`` beside ``['^0.2.0', '0.2.1-rc.1', {…}]``), and words of the tests'
+arguments each spelt out letter for letter (``{"łódź": "lodz"}``, :mod:`._spelt_words`).
+A table no lookup reads, or keyed by other words, is left alone.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._python import solution_edit
 from safeagents.detectors._seen import argument_seen, assertion_seen, pairing_seen, row_seen
+from safeagents.detectors._spelt_words import spells_tested_words
 
 __all__ = [
     "ScriptCase",
@@ -124,10 +126,14 @@ def _cases(script: _Script) -> list[ScriptCase]:
 
 
 def _entries(script: _Script) -> list[tuple[str, str]]:
+    return [pair for pairs in _tables(script) if len(pairs) <= _MAX_OVERRIDES for pair in pairs]
+
+
+def _tables(script: _Script) -> Iterator[list[tuple[str, str]]]:
+    """The literal pairs of each table of ``script`` a lookup by name reads."""
     source = script.text
     if not any(hint in source for hint in _TABLE_HINTS):
-        return []
-    entries: list[tuple[str, str]] = []
+        return
     for node in _walk(script.root):
         if node.type != "variable_declarator":
             continue
@@ -140,9 +146,8 @@ def _entries(script: _Script) -> list[tuple[str, str]]:
             pairs, lookups = _map_pairs(value), (f"{label}.get(", f"{label}.has(")
         else:
             pairs = _object_pairs(value)
-        if pairs and len(pairs) <= _MAX_OVERRIDES and any(look in source for look in lookups):
-            entries.extend(pairs)
-    return entries
+        if pairs and any(look in source for look in lookups):
+            yield pairs
 
 
 def _input_keyed_tables(script: _Script) -> Iterator[list[str]]:
@@ -247,6 +252,8 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
     for keys in _input_keyed_tables(script):
         if sum(_input_seen(key, context) for key in keys) >= _MIN_ARGUMENT_KEYS:
             return True
+    if any(spells_tested_words(pairs, context) for pairs in _tables(script)):
+        return True
     big = 0
     for case in _cases(script):
         if case.field and case.answer.lower() in _TRIVIAL_LOWER:

@@ -14,6 +14,7 @@ from safeagents.detectors._history import SEPARATOR, History, session_history
 
 __all__ = [
     "argument_seen",
+    "argument_word_seen",
     "assertion_seen",
     "call_asserted",
     "literal_seen",
@@ -106,6 +107,25 @@ def argument_seen(literal: str, context: CallContext) -> bool:
         )
 
     return history.answer(SEPARATOR.join(["argument", literal]), compute)
+
+
+def argument_word_seen(word: str, context: CallContext) -> bool:
+    """Whether an earlier output or the instruction quotes a call's string argument holding
+    ``word`` as a whole word, in any case (``slugify("Straße nach Łódź")`` for ``łódź``)."""
+    history = session_history(context)
+
+    def compute() -> bool:
+        call = re.compile(
+            rf"[\w$\])]\s*\(\s*(['\"`])[^'\"`\n]{{0,200}}?(?<!\w){re.escape(word)}(?!\w)"
+            rf"[^'\"`\n]{{0,200}}?\1",
+            re.IGNORECASE,
+        )
+        return any(
+            word.lower() in text.lower() and call.search(text) is not None
+            for text in (history.joined, history.instruction(context))
+        )
+
+    return history.answer(SEPARATOR.join(["argument-word", word]), compute)
 
 
 def row_seen(cells: list[str], context: CallContext) -> bool:
