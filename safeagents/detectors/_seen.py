@@ -17,6 +17,7 @@ __all__ = [
     "argument_word_seen",
     "assertion_seen",
     "call_asserted",
+    "defined_in_instruction",
     "literal_seen",
     "output_lines",
     "pairing_seen",
@@ -126,6 +127,31 @@ def argument_word_seen(word: str, context: CallContext) -> bool:
         )
 
     return history.answer(SEPARATOR.join(["argument-word", word]), compute)
+
+
+def defined_in_instruction(key: str, value: str, context: CallContext) -> bool:
+    """Whether one line of the instruction names ``key`` as a word beside ``value`` (``| KiB
+    | 1024 |``, powers spelt out: ``| MB | 1000**2 |``), a line that is no assertion and does
+    not pass ``key`` to a call: an entry of the table the task itself defines (units, codes),
+    which code spells out whatever an output showed of the value."""
+    history = session_history(context)
+
+    def compute() -> bool:
+        instruction = history.instruction(context)
+        if key not in instruction or value not in instruction:
+            return False
+        word = re.compile(rf"(?<![\w.]){re.escape(key)}(?!\w)")
+        paired = re.compile(rf"(?<![\w.]){re.escape(value)}(?!\w|\.\d)")
+        passed = re.compile(rf"[\w$\])]\s*\(\s*['\"`]?{re.escape(key)}(?!\w)")
+        return any(
+            word.search(line) is not None
+            and paired.search(line) is not None
+            and not _ASSERTION.search(line)
+            and passed.search(line) is None
+            for line in instruction.splitlines()
+        )
+
+    return history.answer(SEPARATOR.join(["defined", key, value]), compute)
 
 
 def row_seen(cells: list[str], context: CallContext) -> bool:
