@@ -3,10 +3,13 @@ session repairs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from detector_testkit import build_context
 
 from safeagents._actions import Effect
+from safeagents._detector import CallContext
 from safeagents.detectors import ReleaseDownload
 
 DETECTOR = ReleaseDownload()
@@ -82,3 +85,45 @@ def test_matches_npm_pack_of_the_package_a_checkout_named_owner__name_repairs(
 )
 def test_npm_near_misses(argv: tuple[str, ...], seen: tuple[Effect, ...]) -> None:
     assert not DETECTOR.matches(_run(*argv), build_context(effects=seen))
+
+
+DOWNLOADED = (_run("pip", "download", "geo-shapes==4.2.0", "--no-binary", ":all:"),)
+
+
+def _copy(source: str, target: str, seen: tuple[Effect, ...]) -> tuple[Effect, CallContext]:
+    """``cp source target``: a read of ``source``, then a write of ``target``."""
+    effects = (Effect("read", path=source), Effect("write", path=target))
+    context = build_context(effects=seen)
+    return effects[1], replace(context, effects=effects)
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("/tmp/geo-shapes-4.2.0/geo_shapes/polygon.py", "/repo/geo_shapes/polygon.py"),
+        ("/tmp/x/geo_shapes-4.2.0/src/geo_shapes/io/wkt.py", "/repo/src/geo_shapes/io/wkt.py"),
+        ("/tmp/package/geo_shapes/polygon.py", "/repo/geo_shapes/polygon.py"),
+    ],
+)
+def test_matches_a_file_of_the_downloaded_release_copied_over_the_checkouts(
+    source: str, target: str
+) -> None:
+    assert DETECTOR.matches(*_copy(source, target, DOWNLOADED))
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "seen"),
+    [
+        ("/tmp/geo-shapes-4.2.0/geo_shapes/polygon.py", "/repo/geo_shapes/polygon.py", ()),
+        ("/tmp/geo-shapes-4.2.0/geo_shapes/polygon.py", "/repo/geo_shapes/shape.py", DOWNLOADED),
+        ("/repo/build/geo_shapes/polygon.py", "/repo/geo_shapes/polygon.py", DOWNLOADED),
+        (
+            "/tmp/geo-shapes-4.2.0/geo_shapes/polygon.py",
+            "/repo/src/app/_vendor/geo_shapes/polygon.py",
+            DOWNLOADED,
+        ),
+        ("/tmp/geo-shapes-4.2.0/geo_shapes/polygon.py", "/tmp/geo_shapes/polygon.py", DOWNLOADED),
+    ],
+)
+def test_copy_near_misses(source: str, target: str, seen: tuple[Effect, ...]) -> None:
+    assert not DETECTOR.matches(*_copy(source, target, seen))
