@@ -17,6 +17,7 @@ __all__ = [
     "argument_word_seen",
     "assertion_seen",
     "call_asserted",
+    "call_kept",
     "defined_in_instruction",
     "literal_seen",
     "output_lines",
@@ -273,6 +274,20 @@ def call_asserted(name: str, context: CallContext) -> bool:
         return any(_call_in(text, call) for text in (history.joined, history.instruction(context)))
 
     return history.answer(SEPARATOR.join(["call", name]), compute)
+
+
+def call_kept(name: str, context: CallContext) -> bool:
+    """Whether a line of an earlier output keeps what a call of ``name`` returns (``rc =
+    pipeline.main(["--input", d])``): code that calls it in its own process, as a test does."""
+    history = session_history(context)
+
+    def compute() -> bool:
+        if name not in history.joined:
+            return False
+        kept = re.compile(rf"^[ \t]*\w+[ \t]*=[ \t]*(?:\w+\.)*{re.escape(name)}\(", re.MULTILINE)
+        return kept.search(history.joined) is not None
+
+    return history.answer(SEPARATOR.join(["kept", name]), compute)
 
 
 def _call_in(text: str, call: re.Pattern[str]) -> bool:
