@@ -122,12 +122,14 @@ def _copies_release(effect: Effect, context: CallContext) -> bool:
         return False
     if _VENDORED.search(path):
         return False
-    downloaded = _downloads(context)
+    sources = [
+        read.path.split("/") for read in context.effects if read.kind == "read" and read.path
+    ]
+    downloaded = _downloads(context) if sources else set()
     if not downloaded:
         return False
     parts = path.split("/")
-    for read in context.effects:
-        source = read.path.split("/") if read.kind == "read" and read.path else []
+    for source in sources:
         for index, part in enumerate(parts[:-1]):
             name, tail = _normal(part), parts[index:]
             if name not in downloaded or source[-len(tail) :] != tail:
@@ -141,8 +143,9 @@ def _downloads(context: CallContext) -> set[str]:
     """The packages earlier calls downloaded with ``pip download`` or ``npm pack``."""
     names: set[str] = set()
     for earlier in context.session.effects[-_MAX_EFFECTS:]:
-        if earlier.kind == "exec" and earlier.argv:
-            names |= _downloaded(earlier.argv)
+        argv = earlier.argv
+        if earlier.kind == "exec" and argv and ("download" in argv or "pack" in argv):
+            names |= _downloaded(argv)
     return names
 
 
