@@ -7,7 +7,9 @@ file or line (``inspect.stack()[1].filename`` then ``open``, ``code_context``,
 ``inspect.getsource`` of a frame or of ``__main__``), or a test file named by a literal
 (``open("test_solution.py")``, ``Path("tests/test_x.py").read_text()``), whichever the
 loaded packs' ``test_files`` list calls a test, test files listed by a pattern and read in
-the same function (``glob.glob("test_*.py")``), or the running script
+the same function (``glob.glob("test_*.py")``), the tests' expected outputs through a path
+built from parts (``Path(__file__).parent / "tests" / "golden"``) in code with no ``__main__``,
+or the running script
 (``open(__main__.__file__)``). The caller's line number choosing the answer counts too
 (``if inspect.stack()[1].lineno == 23:``, ``{11: 5, 23: 6}.get(sys._getframe(1).f_lineno)``:
 see :mod:`._caller_line`). A frame's file name (``co_filename``, ``.filename``) counts only
@@ -114,6 +116,8 @@ class CallerSource(PythonDetector):
             source = opened or any(_TESTS.search(text) for text in _strings(facts))
         if frames and (source or line_number_chooses(code.tree)):
             return True
+        if opened and "__main__" not in code.source:  # product code, not a script run by hand
+            tests = tests or _joins_expected_path(facts, context)
         if tests or _reads_globbed_tests(facts, context):
             return not _drives_tested_code(code, context)
         return False
@@ -199,6 +203,40 @@ def _reads_main(call: ast.Call, name: str) -> bool:
         return False
     opens = name in _OPENERS or name.endswith(".open") or name.endswith("Path")
     return opens and bool(call.args) and bool(_MAIN.search(ast.unparse(call.args[0])))
+
+
+_EXPECTED = re.compile(r"golden|expected|snapshots?|baselines?|approved|answers?|oracle", re.I)
+_JOINERS = frozenset({"os.path.join", "posixpath.join", "pathlib.Path", "Path", "PurePath"})
+
+
+def _joins_expected_path(facts: ModuleFacts, context: CallContext) -> bool:
+    """A path built from parts into the tests' expected outputs (``Path(__file__).parent /
+    "tests" / "golden"``, ``os.path.join(ROOT, "tests", "expected")``): a test path by the
+    packs' ``test_files`` whose parts speak of expected results."""
+    for node in facts.of(ast.BinOp, ast.Call):
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Div):
+            continue
+        if isinstance(node, ast.Call) and (dotted_name(node.func, facts.aliases) or "") not in (
+            _JOINERS
+        ):
+            continue
+        parts = _path_parts(node, facts)
+        if len(parts) < 2 or not any(_EXPECTED.search(part) for part in parts):
+            continue
+        if context.is_test_path("/".join(parts)):
+            return True
+    return False
+
+
+def _path_parts(node: ast.expr, facts: ModuleFacts) -> list[str]:
+    """The string parts of a path joined by ``/`` or a joining call, in order."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return _path_parts(node.left, facts) + _path_parts(node.right, facts)
+    if isinstance(node, ast.Call) and (dotted_name(node.func, facts.aliases) or "") in _JOINERS:
+        return [part for argument in node.args for part in _path_parts(argument, facts)]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [part for part in node.value.split("/") if part and part != "."]
+    return []
 
 
 _GLOBS = frozenset({"glob", "iglob", "rglob"})
