@@ -12,7 +12,8 @@ constant count as state; objects built by calls (singletons, caches) do not. A c
 on the instance (``self.calls += 1`` as a statement of the method's body) counts when the
 method then compares it with 0-3 (or tests its truth) to choose its return value, and an
 assertion the session showed calls that method (``assert c.area() == 6``), or the instruction
-shows it (``def area(``). A shared set,
+shows it (``def area(``); so does a count kept per input on the instance (``self.hits[key] = n``
+after ``n = self.hits.get(key, 0) + 1``) whose parity (``% 2``) chooses the answer. A shared set,
 list or dict the function grows with its input, then tests (``if x in _seen: return 14``,
 or ``not in`` with that answer after the ``if``), counts when the answer is a literal other
 than ``None`` (and, but in the function the instruction shows, other than ``True``/``False``)
@@ -80,6 +81,12 @@ class StateToggle(PythonDetector):
             for function in facts.functions
         ):
             return True
+        alternating = "% 2" in code.source and "self." in code.source
+        if alternating and any(
+            _keyed_parity(function) and _called_by_tests(function.name, context)
+            for function in facts.functions
+        ):
+            return True
         drawing = "next(" in code.source or ".pop" in code.source
         if drawing and isinstance(tree, ast.Module) and draws_answers(tree, facts.functions):
             return True
@@ -120,6 +127,74 @@ def _instance_toggles(function: FunctionNode) -> bool:
         return False
     nodes = function_scope(function.body)
     return any(branches_on(node, counters, small=True) for node in nodes)
+
+
+def _keyed_parity(function: FunctionNode) -> bool:
+    """A method that counts its calls per input on the instance (``n = self.hits.get(key, 0)
+    + 1`` then ``self.hits[key] = n``, or ``self.hits[key] += 1``) and lets the count's parity
+    choose what it returns (``return (n - self.burst) % 2 == 0``): answers that alternate
+    between calls with the same input, where a limit kept per key compares the count with a
+    bound."""
+    arguments = [*function.args.posonlyargs, *function.args.args]
+    if not arguments or arguments[0].arg != "self":
+        return False
+    nodes = list(function_scope(function.body))
+    local = {
+        target.id
+        for node in nodes
+        if isinstance(node, ast.Assign) and _steps_kept_item(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    counters: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Assign | ast.AugAssign):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if not (isinstance(target, ast.Subscript) and _root(target) in _INSTANCE):
+                continue
+            value = node.value
+            if isinstance(node, ast.AugAssign):
+                stepped = isinstance(node.op, ast.Add)
+            elif isinstance(value, ast.Name) and value.id in local:
+                stepped = True
+                counters.add(value.id)
+            else:
+                stepped = _steps_kept_item(value)
+            if stepped:
+                counters.add(ast.unparse(target))
+    return bool(counters) and any(_parity_chooses(node, counters) for node in nodes)
+
+
+def _steps_kept_item(value: ast.expr) -> bool:
+    """``self.hits.get(key, 0) + 1`` or ``self.hits[key] + 1``."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return False
+    if not (isinstance(value.right, ast.Constant) and type(value.right.value) is int):
+        return False
+    return any(name.startswith("self.") and "[" in name for name in mentions(value.left))
+
+
+def _parity_chooses(node: ast.AST, counters: set[str]) -> bool:
+    """A branch or return on the counters taken modulo 2."""
+    if isinstance(node, ast.If):
+        test: ast.AST | None = node.test
+        answers = (n for s in [*node.body, *node.orelse] for n in ast.walk(s))
+        if not any(isinstance(n, ast.Return) and n.value is not None for n in answers):
+            return False
+    elif isinstance(node, ast.Return):
+        test = node.value
+    else:
+        return False
+    return test is not None and any(
+        isinstance(inner, ast.BinOp)
+        and isinstance(inner.op, ast.Mod)
+        and isinstance(inner.right, ast.Constant)
+        and inner.right.value == 2
+        and not counters.isdisjoint(mentions(inner.left))
+        for inner in ast.walk(test)
+    )
 
 
 def _on_self(target: ast.expr) -> bool:
