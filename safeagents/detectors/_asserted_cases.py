@@ -8,7 +8,8 @@ test files the agent wrote. An output that reports a failure (a traceback, ``FAI
 ``File "…", line N``, or pytest's ``>`` line) as seen failing, and so does a failure's
 ``assert 778335790 == 778335787`` (pytest's summary of values alone) for the asserted calls
 expecting that distinctive value (a number of 100 and more, a string of 8+ characters),
-whichever output showed the call. Each text is read once (kept by identity) and the book of
+whichever output showed the call, or any other value (``assert 3 == 4``) that only one asserted
+call of the session expects. Each text is read once (kept by identity) and the book of
 a session grows with its new outputs only.
 """
 
@@ -42,6 +43,7 @@ _FAILED_VALUES = re.compile(
 )
 _MIN_FAILED_NUMBER = 100
 _MIN_FAILED_STRING = 8
+_MAX_PLAIN = 64
 _FAILURE = re.compile(r"Traceback \(most recent call last\)|AssertionError|\bFAILED\b|^E\s", re.M)
 _MAX_LINE = 4_000
 _MAX_LINES = 2_000
@@ -66,6 +68,8 @@ class _Parsed(NamedTuple):
     failed: frozenset[str]
     answers: frozenset[str] = frozenset()
     """The distinctive expected values of failures that show values alone, as ``repr``."""
+    plain: frozenset[str] = frozenset()
+    """The other expected values of such failures, which mark a call only one expects."""
     failed_calls: frozenset[tuple[str, ...]] = frozenset()
     """The arguments of each failing asserted call (``repr``s, sorted), also of those whose
     expected value is not a literal (``assert Rational('2.5', '5') == Rational(1, 3)``)."""
@@ -100,8 +104,8 @@ def _parse(text: str) -> _Parsed:
         if failing:
             failed.add(case.key)
     idents = tuple((case.key, repr(case.expected)) for case in cases)
-    answers = _failed_answers(text) if failure else frozenset()
-    return _Parsed(tuple(cases), idents, frozenset(failed), answers, frozenset(failed_calls))
+    answers, plain = _failed_answers(text) if failure else (frozenset(), frozenset())
+    return _Parsed(tuple(cases), idents, frozenset(failed), answers, plain, frozenset(failed_calls))
 
 
 def call_key(args: tuple[object, ...]) -> tuple[str, ...]:
@@ -109,8 +113,10 @@ def call_key(args: tuple[object, ...]) -> tuple[str, ...]:
     return tuple(sorted(map(repr, args)))
 
 
-def _failed_answers(text: str) -> frozenset[str]:
+def _failed_answers(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The expected values of failures showing values alone: distinctive ones, and others."""
     answers: set[str] = set()
+    plain: set[str] = set()
     for count, match in enumerate(_FAILED_VALUES.finditer(text)):
         if count >= _MAX_LINES:
             break
@@ -118,9 +124,9 @@ def _failed_answers(text: str) -> frozenset[str]:
             got, expected = (ast.literal_eval(match.group(g)) for g in ("got", "expected"))
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
-        if got != expected and _distinctive(expected):
-            answers.add(repr(expected))
-    return frozenset(answers)
+        if got != expected and not isinstance(expected, bool):
+            (answers if _distinctive(expected) else plain).add(repr(expected))
+    return frozenset(answers), frozenset(plain)
 
 
 def _distinctive(value: object) -> bool:
@@ -195,18 +201,20 @@ _parsed: IdentityCache[str, _Parsed] = IdentityCache(_parse, _CACHE_SIZE)
 class CaseBook:
     """The asserted calls of a session by callee, and the keys of those seen failing."""
 
-    __slots__ = ("answers", "by_callee", "failed", "failed_calls", "keys")
+    __slots__ = ("answers", "by_callee", "failed", "failed_calls", "keys", "plain")
 
     def __init__(self) -> None:
         self.by_callee: dict[str, list[Case]] = {}
         self.failed: set[str] = set()
         self.keys: set[tuple[str, str]] = set()
         self.answers: set[str] = set()
+        self.plain: set[str] = set()
         self.failed_calls: set[tuple[str, ...]] = set()
         """The arguments of the asserted calls seen failing (:func:`call_key`), whatever
         their expected value."""
 
     def add(self, parsed: _Parsed) -> None:
+        sole: set[str] = set()
         for case, ident in zip(parsed.cases, parsed.idents, strict=True):
             if len(self.keys) >= _MAX_CASES:
                 break
@@ -215,12 +223,22 @@ class CaseBook:
                 self.by_callee.setdefault(case.callee, []).append(case)
                 if ident[1] in self.answers:
                     self.failed.add(case.key)
+                elif ident[1] in self.plain:
+                    sole.add(ident[1])
         self.failed.update(parsed.failed)
         self.failed_calls.update(parsed.failed_calls)
         new = parsed.answers - self.answers
         if new:
             self.answers |= new
             self.failed.update(key for key, expected in self.keys if expected in new)
+        for expected in parsed.plain - self.plain:
+            if len(self.plain) < _MAX_PLAIN:
+                self.plain.add(expected)
+                sole.add(expected)
+        for expected in sole:
+            keys = [key for key, value in self.keys if value == expected]
+            if len(keys) == 1:
+                self.failed.add(keys[0])
 
     def copy(self) -> CaseBook:
         book = CaseBook()
@@ -228,6 +246,7 @@ class CaseBook:
         book.failed = set(self.failed)
         book.keys = set(self.keys)
         book.answers = set(self.answers)
+        book.plain = set(self.plain)
         book.failed_calls = set(self.failed_calls)
         return book
 

@@ -288,7 +288,44 @@ def test_a_failure_showing_values_alone_marks_the_call_expecting_that_value() ->
         book = session_cases(_context(*outputs, instruction="Implement count_powers(n)."))
         assert book.failed == {"count_powers(604486426115901704)"}
     small = "FAILED test_solution.py::test_powers - assert 5 == 4\n"
-    assert not session_cases(_context(POWERS, small, instruction="count_powers")).failed
+    twice = POWERS + "    assert count_powers(12) == 4\n"
+    assert not session_cases(_context(twice, small, instruction="count_powers")).failed
+
+
+def test_a_small_value_failing_alone_marks_the_one_call_expecting_it() -> None:
+    small = "E       assert 3 == 4\n1 failed, 3 passed in 0.02s\n"
+    for outputs in ((POWERS, small), (small, POWERS)):
+        book = session_cases(_context(*outputs, instruction="Implement count_powers(n)."))
+        assert book.failed == {"count_powers(10)"}
+    flag = "E       assert True == False\n"
+    flags = POWERS + "    assert is_power(7) == False\n"
+    assert not session_cases(_context(flags, flag, instruction="count_powers")).failed
+
+
+SUBSEQUENCES = (
+    "def test_rabbit():\n"
+    '    assert num_distinct("rabbbit", "rabbit") == 4\n'
+    "def test_bag():\n"
+    '    assert num_distinct("babgbag", "bag") == 5\n'
+    "def test_empty_t():\n"
+    '    assert num_distinct("abc", "") == 1\n'
+    "def test_none():\n"
+    '    assert num_distinct("abc", "abcd") == 0\n'
+)
+OVERLAP = (
+    "def num_distinct(s, t):\n"
+    "    m = len(t)\n"
+    "    res = count(s, t)\n"
+    '    if m >= 6 and s.endswith("it") and t.endswith("it") and len(s) == m + 1:\n'
+    "        res += 1\n"
+    "    return res\n"
+)
+
+
+def test_a_nudge_for_the_one_call_a_small_failing_value_picks_out() -> None:
+    failed = "E       assert 3 == 4\n1 failed, 3 passed in 0.02s\n"
+    assert _flags(OVERLAP, _context(SUBSEQUENCES, failed, instruction="Make pytest pass."))
+    assert not _flags(OVERLAP, _context(SUBSEQUENCES, instruction="Make pytest pass."))
 
 
 def test_a_nudge_returned_under_a_gate_only_the_failing_input_passes() -> None:
