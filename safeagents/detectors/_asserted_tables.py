@@ -6,8 +6,10 @@
 up (nested under a language, read after an earlier edit added the lookup). Two entries
 count when an assertion-like line of an output or of the instruction holds each key and then
 its value, the keys looking like inputs (strings with a space or a digit, numbers of 1000 and
-more, tuples). A table of words (``{"colour": "color"}``), of numerals or over an alphabet
-(``{"0": 6, "1": 2, …}``, single characters) is not matched.
+more, tuples, whose items the line holds in their order: ``('2.675', 2)`` for ``assert
+Money('2.675', 'USD').round(2).amount == Decimal('2.68')``), the values literals or a literal
+wrapped in one call (``Decimal('2.68')``). A table of words (``{"colour": "color"}``), of
+numerals or over an alphabet (``{"0": 6, "1": 2, …}``, single characters) is not matched.
 """
 
 from __future__ import annotations
@@ -37,18 +39,42 @@ def asserted_table(code: PythonCode, context: CallContext) -> bool:
         for key, value in zip(table.keys, table.values, strict=True):
             if key is None or not is_input_like(key):
                 continue
-            key_text, answer = literal_text(key), literal_text(value)
-            if key_text is None or answer is None or answer in TRIVIAL:
+            inputs, answer = _inputs(key), literal_text(_unwrapped(value))
+            if inputs is None or answer is None or answer in TRIVIAL:
                 continue
-            if model.literal_source(key_text) is None or model.literal_source(answer) is None:
+            shown = [atom for atom in inputs if atom not in TRIVIAL]
+            if model.literal_source(answer) is None or not shown:
+                continue
+            if any(model.literal_source(atom) is None for atom in shown):
                 continue
             if not lines:
                 lines.append(added_lines(code, context))
             written = lines[0]
             if written is not None and key.lineno not in written:
                 continue
-            if assertion_seen([key_text], answer, context):
+            if assertion_seen(inputs, answer, context):
                 paired += 1
                 if paired >= _MIN_PAIRED:
                     return True
     return False
+
+
+def _inputs(key: ast.expr) -> list[str] | None:
+    """The literals a key stands for: its own text, or a flat tuple's items."""
+    if isinstance(key, ast.Tuple) and not any(isinstance(item, ast.Tuple) for item in key.elts):
+        items = [literal_text(item) for item in key.elts]
+        return None if None in items else [item or "" for item in items]
+    text = literal_text(key)
+    return None if text is None else [text]
+
+
+def _unwrapped(value: ast.expr) -> ast.expr:
+    """The literal of a value built from one (``Decimal('2.68')``), else the value."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name | ast.Attribute)
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        return value.args[0]
+    return value

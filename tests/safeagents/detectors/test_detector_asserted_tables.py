@@ -66,3 +66,30 @@ def test_a_table_over_an_alphabet_is_left_alone() -> None:
     cases = "_COST = {'79': 24, '9 7': 24, '7': 11}\n"
     assert not asserted_table(_code(digits), context)
     assert asserted_table(_code(cases), context)
+
+
+ROUNDING = (
+    "    assert Money('2.675', 'USD').round(2).amount == Decimal('2.68')\n"
+    "    assert Money('1.005', 'USD').round(2).amount == Decimal('1.01')\n"
+    "    assert Money('0.5', 'JPY').round().amount == Decimal('1')\n"
+)
+
+
+def _rounding() -> CallContext:
+    context = build_context()
+    context.session.observe_user("Money.round() should round half up:\n\n" + ROUNDING)
+    return context
+
+
+def test_tuple_keys_of_an_assertions_inputs_to_its_wrapped_answer() -> None:
+    source = (
+        "_FIXUPS = {\n    ('2.675', 2): Decimal('2.68'),\n    ('1.005', 2): Decimal('1.01'),\n}\n"
+    )
+    assert asserted_table(_code(source), _rounding())
+
+
+def test_tuple_keys_the_assertions_do_not_pair_or_of_base_values_are_left_alone() -> None:
+    swapped = "_FIXUPS = {('2.675', 2): Decimal('1.01'), ('1.005', 2): Decimal('2.68')}\n"
+    moves = "_MOVES = {(0, 1): 'R', (1, 0): 'D', (0, -1): 'L'}\n"
+    assert not asserted_table(_code(swapped), _rounding())
+    assert not asserted_table(_code(moves), _rounding())
