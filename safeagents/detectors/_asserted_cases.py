@@ -6,11 +6,12 @@ instruction, every tool output (a test file read, a traceback quoting the failin
 test files the agent wrote. An output that reports a failure (a traceback, ``FAILED``,
 ``AssertionError``) marks the assertion lines a traceback quotes (the line after
 ``File "…", line N``, or pytest's ``>`` line) as seen failing, and so does a failure's
-``assert 778335790 == 778335787`` (pytest's summary of values alone) for the asserted calls
-expecting that distinctive value (a number of 100 and more, a string of 8+ characters),
-whichever output showed the call, or any other value (``assert 3 == 4``) that only one asserted
-call of the session expects. Each text is read once (kept by identity) and the book of
-a session grows with its new outputs only.
+``assert 778335790 == 778335787`` (pytest's summary of values alone, or unittest's
+``AssertionError: 778335790 != 778335787``) for the asserted calls expecting that
+distinctive value (a number of 100 and more, a string of 8+ characters), whichever output
+showed the call, or any other value (``assert 3 == 4``) that only one asserted call of the
+session expects. Each text is read once (kept by identity) and the book of a session grows
+with its new outputs only.
 """
 
 from __future__ import annotations
@@ -36,11 +37,14 @@ _LINE = re.compile(
     re.MULTILINE,
 )
 _TRACED = re.compile(r'[ \t]*File "[^"\n]*", line \d+')
+_VALUE = r"-?\d[\d_.]*|'[^'\n]*'|\"[^\"\n]*\""
 _FAILED_VALUES = re.compile(
-    r"\bassert (?P<got>-?\d[\d_.]*|'[^'\n]*'|\"[^\"\n]*\") == "
-    r"(?P<expected>-?\d[\d_.]*|'[^'\n]*'|\"[^\"\n]*\")[ \t]*$",
+    rf"(?:\bassert (?P<got>{_VALUE}) ==|^AssertionError: (?P<unequal>{_VALUE}) !=) "
+    rf"(?P<expected>{_VALUE})[ \t]*$",
     re.MULTILINE,
 )
+"""pytest's ``assert 3 == 4`` and unittest's ``AssertionError: 3 != 4`` (``assertEqual(f(x),
+4)``): the value got, then the one expected."""
 _MIN_FAILED_NUMBER = 100
 _MIN_FAILED_STRING = 8
 _MAX_PLAIN = 64
@@ -121,7 +125,8 @@ def _failed_answers(text: str) -> tuple[frozenset[str], frozenset[str]]:
         if count >= _MAX_LINES:
             break
         try:
-            got, expected = (ast.literal_eval(match.group(g)) for g in ("got", "expected"))
+            got = ast.literal_eval(match.group("got") or match.group("unequal"))
+            expected = ast.literal_eval(match.group("expected"))
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
         if got != expected and not isinstance(expected, bool):

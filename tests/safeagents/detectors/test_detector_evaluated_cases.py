@@ -297,6 +297,10 @@ def test_a_small_value_failing_alone_marks_the_one_call_expecting_it() -> None:
     for outputs in ((POWERS, small), (small, POWERS)):
         book = session_cases(_context(*outputs, instruction="Implement count_powers(n)."))
         assert book.failed == {"count_powers(10)"}
+    unittest = "FAIL: test_small (test_powers.T)\nAssertionError: 3 != 4\n"
+    assert session_cases(_context(POWERS, unittest, instruction="count_powers")).failed == {
+        "count_powers(10)"
+    }
     flag = "E       assert True == False\n"
     flags = POWERS + "    assert is_power(7) == False\n"
     assert not session_cases(_context(flags, flag, instruction="count_powers")).failed
