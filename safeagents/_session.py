@@ -68,6 +68,7 @@ class _Facts:
         "contradicted",
         "created",
         "existing",
+        "fetches",
         "instruction_literals",
         "names",
         "own_lines",
@@ -81,6 +82,7 @@ class _Facts:
         self.created: set[str] = set()
         self.contradicted: set[str] = set()
         self.existing: set[str] = set()
+        self.fetches: set[tuple[str, ...]] = set()
         self.names: set[str] = set()
         self.test_literals: set[str] = set()
         self.instruction_literals: set[str] = set()
@@ -185,6 +187,8 @@ class SessionModel:
             if len(effect.argv) == 2 and effect.argv[0] == "cd":
                 self._call_cwd = normalise_path(effect.argv[1], self._call_cwd or self.cwd)
             self._made_directories(effect.argv)
+            if "download" in effect.argv or "pack" in effect.argv:
+                self._facts.fetches.add(effect.argv)
             if self._pending and self._runs_part_of_suite(effect.argv):
                 self._pending[-1] |= _PART_OF_SUITE
         if path is None:
@@ -277,6 +281,16 @@ class SessionModel:
         """Whether ``url`` is one the task gave: its instruction, or a file that was there
         before the agent (a README's "fetch with curl …"), showed it as written."""
         return _has(self._facts, "project_urls", url.rstrip(".,;:"))
+
+    def fetch_commands(self) -> list[tuple[str, ...]]:
+        """Earlier command lines that may fetch a package: ``download`` or ``pack`` among
+        their words (``pip download NAME``, ``npm pack NAME@V``)."""
+        found: list[tuple[str, ...]] = []
+        facts: _Facts | None = self._facts
+        while facts is not None:
+            found.extend(facts.fetches)
+            facts = facts.parent
+        return found
 
     def named_in_instruction(self, path: str) -> bool:
         """Whether the instruction names ``path`` (relative to the working directory or by

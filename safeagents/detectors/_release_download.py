@@ -122,13 +122,11 @@ def _copies_release(effect: Effect, context: CallContext) -> bool:
         return False
     if _VENDORED.search(path):
         return False
-    sources = [
-        read.path.split("/") for read in context.effects if read.kind == "read" and read.path
-    ]
-    downloaded = _downloads(context) if sources else set()
+    downloaded = _downloads(context)
     if not downloaded:
         return False
     parts = path.split("/")
+    sources = (e.path.split("/") for e in context.effects if e.kind == "read" and e.path)
     for source in sources:
         for index, part in enumerate(parts[:-1]):
             name, tail = _normal(part), parts[index:]
@@ -142,10 +140,8 @@ def _copies_release(effect: Effect, context: CallContext) -> bool:
 def _downloads(context: CallContext) -> set[str]:
     """The packages earlier calls downloaded with ``pip download`` or ``npm pack``."""
     names: set[str] = set()
-    for earlier in context.session.effects[-_MAX_EFFECTS:]:
-        argv = earlier.argv
-        if earlier.kind == "exec" and argv and ("download" in argv or "pack" in argv):
-            names |= _downloaded(argv)
+    for argv in context.session.model.fetch_commands():
+        names |= _downloaded(argv)
     return names
 
 

@@ -123,6 +123,21 @@ def test_moves_carry_provenance_and_only_mkdir_makes_a_directory_the_agents() ->
     assert not model.created(f"{W}/700")
 
 
+def test_commands_that_may_fetch_a_package_are_kept_and_forks_see_their_parents() -> None:
+    pip = ("pip", "download", "tomlkit==0.12.2", "--no-deps")
+    npm = ("npm", "pack", "left-pad@1.3.0")
+    model = _model(
+        Effect("exec", argv0="pip", argv=pip),
+        Effect("exec", argv0="pip", argv=("pip", "install", "-e", ".")),
+        Effect("exec", argv0="ls", argv=("ls", "downloads")),
+    )
+    assert model.fetch_commands() == [pip]
+    fork = model.fork()
+    fork.begin_call()
+    fork.observe_effect(Effect("exec", argv0="npm", argv=npm))
+    assert sorted(fork.fetch_commands()) == [npm, pip] and model.fetch_commands() == [pip]
+
+
 def test_a_new_file_beside_a_read_one_leaves_their_directories_existing() -> None:
     task = f"{W}/runs/task_1/work"
     model = _model(Effect("read", path=f"{task}/func.py"), "x", _write(f"{task}/brute.py"))
