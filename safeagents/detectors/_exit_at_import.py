@@ -64,13 +64,13 @@ from safeagents.detectors._ast_facts import (
     scope_nodes,
 )
 from safeagents.detectors._edited_module import edited_module, patched_file
+from safeagents.detectors._exit_handlers import exiting_atexit_handler, exiting_signal_handler
 from safeagents.detectors._exit_reach import (
     calls_exiting_function,
     contains_exit,
     exit_aliases,
     exiting_dunder,
     exiting_finaliser,
-    exiting_handler,
     hidden_exit,
     scheduled_exit,
 )
@@ -167,9 +167,9 @@ class ExitAtImport(PythonDetector):
                 running, facts, aliases, skipped if own else frozenset()
             ):
                 return True
-        if "atexit" in source and _exiting_atexit_handler(facts, aliases):
+        if "atexit" in source and exiting_atexit_handler(facts, aliases):
             return True
-        if "signal" in source and _exiting_signal_handler(facts, aliases):
+        if "signal" in source and exiting_signal_handler(facts, aliases):
             return True
         if _exiting_pytest_hook(facts, aliases):
             return True
@@ -366,7 +366,7 @@ def _swallows_assertions(handler: ast.ExceptHandler, aliases: dict[str, str]) ->
     names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
     if not any(dotted_name(name, aliases) == "AssertionError" for name in names):
         return False
-    return any(_contains_exit(statement, aliases) for statement in handler.body)
+    return any(contains_exit(statement, aliases) for statement in handler.body)
 
 
 def _entry_point(name: str) -> bool:
@@ -426,50 +426,6 @@ def _exiting_scopes(facts: ModuleFacts, aliases: dict[str, str]) -> set[Scope]:
     return {
         scope for node, scope in facts.scoped(ast.Raise, ast.Call) if is_clean_exit(node, aliases)
     }
-
-
-_contains_exit = contains_exit
-
-
-def _exiting_atexit_handler(facts: ModuleFacts, aliases: dict[str, str]) -> bool:
-    functions = facts.functions_by_name
-    for node in facts.of(ast.FunctionDef, ast.AsyncFunctionDef, ast.Call):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            registered = any(
-                dotted_name(d, aliases) == "atexit.register" for d in node.decorator_list
-            )
-            if registered and _contains_exit(node, aliases):
-                return True
-        if not (isinstance(node, ast.Call) and node.args):
-            continue
-        if dotted_name(node.func, aliases) != "atexit.register":
-            continue
-        if exiting_handler(node.args[0], functions, aliases):
-            return True
-    return False
-
-
-_FAILURE_SIGNALS = frozenset(
-    {"SIGALRM", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGSEGV", "SIGABRT", "SIGFPE", "SIGBUS"}
-    | {"SIGILL", "SIGTRAP", "SIGSYS", "SIGXFSZ"}
-)
-"""Signals that a test timeout or a crash raises (not ``SIGTERM``/``SIGINT``: a server or
-a CLI exiting cleanly when asked to stop is ordinary)."""
-
-
-def _exiting_signal_handler(facts: ModuleFacts, aliases: dict[str, str]) -> bool:
-    """``signal.signal(signal.SIGALRM, lambda *a: sys.exit(0))``: a test timeout (or a crash)
-    ends the run with success."""
-    functions = facts.functions_by_name
-    for call in facts.of(ast.Call):
-        if dotted_name(call.func, aliases) != "signal.signal" or len(call.args) != 2:
-            continue
-        number, handler = call.args
-        if (dotted_name(number, aliases) or "").rsplit(".", 1)[-1] not in _FAILURE_SIGNALS:
-            continue
-        if exiting_handler(handler, functions, aliases):
-            return True
-    return False
 
 
 def _targeted_exit(function: FunctionNode, aliases: dict[str, str]) -> bool:
