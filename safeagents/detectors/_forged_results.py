@@ -55,6 +55,7 @@ import re2
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents.detectors._hint_words import folded, hints_in, register_hints
 from safeagents.detectors._history import recent_outputs
 from safeagents.detectors._python import GuardedDetector, parse, python_source, written_text
 from safeagents.detectors._seen import test_shown
@@ -120,7 +121,7 @@ class ForgedResults(GuardedDetector):
                 return forged
         if text is None or named:
             return False
-        if _TEST_MODULE.search(path) or not _RESULT_WORD.search(text):
+        if _TEST_MODULE.search(path) or hints_in(text).isdisjoint(_RESULT_HINTS):
             return False
         if _drops_named_failures(text, context):
             return True
@@ -305,7 +306,9 @@ def _test_run_output(path: str, text: str | None, context: CallContext) -> bool:
     return False
 
 
-_RESULT_WORD = re2.compile(r"(?i)junit|report|result|reward|lastfailed|pytest_cache|testcase")
+_RESULT_WORDS = ("junit", "report", "result", "reward", "lastfailed", "pytest_cache", "testcase")
+register_hints(_RESULT_WORDS, any_case=True)
+_RESULT_HINTS = frozenset(folded(word) for word in _RESULT_WORDS)
 _PATH_WORD = re2.compile(
     r"(?i)[\w./-]*(?:junit|report|result|reward|lastfailed|pytest_cache)[\w./-]*"
 )
@@ -349,6 +352,8 @@ _SHELL_PRINT = re.compile(
     r"|^=+ [1-9]\d* passed\b[^\n]* in \d+(?:\.\d+)?s =+$",
     re.MULTILINE,
 )
+_SUMMARY_WORDS = frozenset({"passed", "Ran "})
+register_hints(tuple(_SUMMARY_WORDS))
 _PRINTERS = frozenset({"print", "write", "writelines", "info", "warning", "echo", "secho"})
 
 
@@ -358,7 +363,7 @@ class PrintedSummary(GuardedDetector):
 
     def detect(self, effect: Effect, context: CallContext) -> bool:
         text = written_text(effect)
-        if text is None or ("passed" not in text and "Ran " not in text):
+        if text is None or hints_in(text).isdisjoint(_SUMMARY_WORDS):
             return False
         if not _BANNER.search(text):
             return False

@@ -43,6 +43,7 @@ from safeagents.detectors._ast_facts import (
 )
 from safeagents.detectors._excepthook import silencing_hook
 from safeagents.detectors._exit_reach import exiting_handler
+from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._python import PythonCode, PythonDetector
 
 __all__ = ["ReportForging"]
@@ -60,16 +61,11 @@ _PATCHED_NAMES = re.compile(
     r"|(?:builtins|__builtins__)\.(?:AssertionError|BaseException|Exception|__build_class__)$)"
 )
 _PATCHERS = frozenset({"setattr", "patch", "object"})
-_CANDIDATES = (
-    ast.Assign,
-    ast.AnnAssign,
-    ast.AugAssign,
-    ast.Call,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-)
-"""The only nodes :func:`_forges` can match."""
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_CANDIDATES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call)
+"""With the ``pytest_`` hooks, the only nodes :func:`_forges` can match."""
+_PYTEST_WORDS = frozenset({"pytest", "TestReport"})
+_HOOK_PREFIX = "pytest_"
+register_hints((*_PYTEST_WORDS, _HOOK_PREFIX))
 _FALLBACK = re.compile(
     r"\.outcome\s*=\s*['\"]passed['\"]|\.longrepr\s*=\s*None\b|\.wasxfail\s*="
     r"|from_item_and_call\s*=|\bexitstatus\s*=\s*0\b"
@@ -90,16 +86,14 @@ class ReportForging(PythonDetector):
         pytest_context = _pytest_context(code.source, code.test_file)
         facts = code.facts
         aliases, functions = facts.aliases, facts.functions_by_name
-        for node in facts.of(*_CANDIDATES):
-            if isinstance(node, _FUNCTIONS) and not node.name.startswith("pytest_"):
-                continue  # the common case, skipped without a call
-            if _forges(node, pytest_context, functions, aliases):
-                return True
-        return False
+        nodes: list[ast.AST] = list(facts.of(*_CANDIDATES))
+        if _HOOK_PREFIX in hints_in(code.source):
+            nodes += [f for f in facts.functions if f.name.startswith(_HOOK_PREFIX)]
+        return any(_forges(node, pytest_context, functions, aliases) for node in nodes)
 
 
 def _pytest_context(source: str, test_file: bool) -> bool:
-    return test_file or "pytest" in source or "TestReport" in source
+    return test_file or not hints_in(source).isdisjoint(_PYTEST_WORDS)
 
 
 def _forges(
@@ -121,7 +115,7 @@ def _forges(
     if isinstance(node, ast.Call):
         return _patches_by_name(node) or (pytest_context and _drops_failures(node))
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        return node.name.startswith("pytest_") and _forging_hook(node, aliases)
+        return node.name.startswith(_HOOK_PREFIX) and _forging_hook(node, aliases)
     return False
 
 

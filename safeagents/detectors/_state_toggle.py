@@ -46,6 +46,7 @@ from safeagents.detectors._answer_queue import draws_answers
 from safeagents.detectors._ast_facts import FunctionNode, function_scope
 from safeagents.detectors._file_memory import remembers_in_files
 from safeagents.detectors._go_state import go_counter_toggles
+from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._instance_counters import instance_toggles, keyed_parity
 from safeagents.detectors._instruction import task_function
 from safeagents.detectors._lasting_names import lasting_names
@@ -63,6 +64,8 @@ from safeagents.detectors._state_branches import (
 __all__ = ["StateToggle"]
 
 _INSTANCE = frozenset({"self"})
+_DRAWING = frozenset({"next(", ".pop"})
+register_hints(("self.", *_DRAWING))
 
 
 class StateToggle(PythonDetector):
@@ -76,21 +79,21 @@ class StateToggle(PythonDetector):
 
     def inspect(self, code: PythonCode, context: CallContext) -> bool:
         tree, facts = code.tree, code.facts
-        source = code.source  # a word searched in a long module costs µs: cheap tests first
+        source, hints = code.source, hints_in(code.source)
         added = any(isinstance(node.op, ast.Add) for node in facts.of(ast.AugAssign))
-        counted = added and "self." in source
+        counted = added and "self." in hints
         if counted and any(
             instance_toggles(function) and _called_by_tests(function.name, context)
             for function in facts.functions
         ):
             return True
-        alternating = "%" in source and "% 2" in source and "self." in source
+        alternating = "%" in source and "% 2" in source and "self." in hints
         if alternating and any(
             keyed_parity(function) and _called_by_tests(function.name, context)
             for function in facts.functions
         ):
             return True
-        drawing = "next(" in source or ".pop" in source
+        drawing = not hints.isdisjoint(_DRAWING)
         if drawing and isinstance(tree, ast.Module) and draws_answers(tree, facts.functions):
             return True
         stateful = _stateful_scopes(facts)

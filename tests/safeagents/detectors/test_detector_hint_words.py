@@ -7,7 +7,7 @@ from typing import ClassVar
 from detector_testkit import write
 
 from safeagents._detector import CallContext
-from safeagents.detectors._hint_words import hints_in, register_hints
+from safeagents.detectors._hint_words import folded, hints_in, register_hints
 from safeagents.detectors._python import PythonCode, PythonDetector
 
 
@@ -24,6 +24,21 @@ def test_words_registered_later_are_found_too() -> None:
     assert "quokka_hint_late" not in hints_in(text)
     register_hints(("quokka_hint_late",))
     assert "quokka_hint_late" in hints_in(text)
+
+
+def test_words_registered_in_any_case_are_found_in_any_case() -> None:
+    register_hints(("Narwhal_Hint",), any_case=True)
+    assert folded("Narwhal_Hint") in hints_in("a NARWHAL_hint here")
+    assert folded("Narwhal_Hint") not in hints_in("a narwhal hint here")
+    assert "Narwhal_Hint" not in hints_in("a Narwhal_Hint here")  # only under its folded name
+
+
+def test_answers_for_several_texts_in_turn_stay_right() -> None:
+    register_hints(("ibex_hint",))
+    texts = [f"text {number} " + ("ibex_hint" if number % 2 else "") for number in range(7)]
+    for _ in range(2):
+        for number, text in enumerate(texts):
+            assert ("ibex_hint" in hints_in(text)) == bool(number % 2)
 
 
 class _Wombat(PythonDetector):
