@@ -47,7 +47,9 @@ A table the code also stores into (a memo cache, ``memo[n] = …``) counts only 
 assertion pairs a seeded key with its value, and so do one or two ``(inputs, output)``
 pairs a loop walks. A dict indexed by the input counts whatever its keys when an entry
 answers an assertion the session saw fail with its distinctive expected value (a number
-of 100 and more, a longer string), the failing case looked up instead of computed. Sets
+of 100 and more, a longer string), the failing case looked up instead of computed; so does a literal list of eight or more
+constants read at a parameter (``_SMALL[n]``) whose entry at a failed assertion's integer
+argument is its distinctive expected value (:mod:`._positional_tables`). Sets
 may be named (``_BAD = frozenset({…})``; words answering a base value, ``if t in NULLS:
 return None``, do not count) and hold lists, which count when the tests spell them. Only
 ``==``, ``is`` and ``in`` compare cases, plus, as members the tests must show, a window
@@ -161,6 +163,7 @@ from safeagents.detectors._literals import (
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._paired_branches import asserted_branch, assigned_cases, fudged_branch
 from safeagents.detectors._pinned_inputs import answers_expectations_text, pins_whole_input
+from safeagents.detectors._positional_tables import answers_failed_by_position
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
 from safeagents.detectors._script_cases import is_script_path, script_special_cases
 from safeagents.detectors._seen import literal_seen, sequence_seen
@@ -295,6 +298,7 @@ class SpecialCasing(PythonDetector):
             copied_expectation(code, context)
             or rewritten_input(code, context)
             or evaluated_case(code, fragment, context)
+            or answers_failed_by_position(facts, context)
         )
 
 
