@@ -3,11 +3,12 @@
 ``assert candidate("abc") == 3``, ``assert f(2, [1, 2]) == 5``, ``assert mod.f(7) == 1``,
 ``assert Solution().f(7) == 1`` and ``self.assertEqual(f(7), 1)``, one a line, from the
 instruction, every tool output (a test file read, a traceback quoting the failing line) and
-test files the agent wrote. An output that reports a failure (a traceback, ``FAILED``,
-``AssertionError``) marks the assertion lines a traceback quotes (the line after
-``File "…", line N``, or pytest's ``>`` line) as seen failing, and so does a failure's
-``assert 778335790 == 778335787`` (pytest's summary of values alone, or unittest's
-``AssertionError: 778335790 != 778335787``) for the asserted calls expecting that
+test files the agent wrote; a call through a name the text imports under another (``from
+solution import count_pairs as f``) asserts the imported function. An output that reports a
+failure (a traceback, ``FAILED``, ``AssertionError``) marks the assertion lines a traceback
+quotes (the line after ``File "…", line N``, or pytest's ``>`` line) as seen failing, and so
+does a failure's ``assert 778335790 == 778335787`` (pytest's summary of values alone, or
+unittest's ``AssertionError: 778335790 != 778335787``) for the asserted calls expecting that
 distinctive value (a number of 100 and more, a string of 8+ characters), whichever output
 showed the call, or any other value (``assert 3 == 4``) that only one asserted call of the
 session expects. Each text is read once (kept by identity) and the book of a session grows
@@ -36,6 +37,13 @@ _LINE = re.compile(
     r"(?P<code>(?:assert[ \t]+[\w.()]+[ \t]*\(|self\.assertEqual[ \t]*\().*)$",
     re.MULTILINE,
 )
+_ALIAS = re.compile(
+    rf"^[ \t]*(?:{LINE_NUMBER})?[ \t]*from[ \t]+[\w.]+[ \t]+import"
+    r"[ \t]+(\w+)[ \t]+as[ \t]+(\w+)[ \t]*$",
+    re.MULTILINE,
+)
+"""``from solution import count_pairs as f``: the tests call ``f``, the module defines
+``count_pairs``; the asserted calls of the text are the function's."""
 _TRACED = re.compile(r'[ \t]*File "[^"\n]*", line \d+')
 _VALUE = r"-?\d[\d_.]*|'[^'\n]*'|\"[^\"\n]*\""
 _FAILED_VALUES = re.compile(
@@ -50,6 +58,7 @@ _MIN_FAILED_STRING = 8
 _MAX_PLAIN = 64
 _FAILURE = re.compile(r"Traceback \(most recent call last\)|AssertionError|\bFAILED\b|^E\s", re.M)
 _MAX_LINE = 4_000
+_MAX_ALIAS_SCAN = 20_000
 _MAX_LINES = 2_000
 _MAX_CASES = 400
 _ARGUMENT_STEPS = 2_000
@@ -90,6 +99,7 @@ def _parse(text: str) -> _Parsed:
     failed: set[str] = set()
     failed_calls: set[tuple[str, ...]] = set()
     failure = _FAILURE.search(text) is not None
+    aliases = {alias: name for name, alias in _ALIAS.findall(text[:_MAX_ALIAS_SCAN])}
     for count, match in enumerate(_LINE.finditer(text)):
         if count >= _MAX_LINES:
             break
@@ -99,6 +109,8 @@ def _parse(text: str) -> _Parsed:
         case = _case(code)
         if case is None:
             continue
+        if case.callee in aliases:
+            case = case._replace(callee=aliases[case.callee])
         failing = failure and (">" in match.group("prefix") or _after_frame(text, match.start()))
         if failing:
             failed_calls.add(call_key(case.args))

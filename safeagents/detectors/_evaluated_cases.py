@@ -11,7 +11,8 @@ file the session showed, with its later edits replayed (:mod:`._edited_module`: 
 earlier patch added stands in the module), and only the branches on those lines are judged.
 A branch is special-casing when it answers (returns a literal or a table's value, sets a
 returned name to one, or nudges a returned name by a constant: ``best -= 1``, ``result +=
-_ADJ`` with ``_ADJ`` a number of the module), holds for one or two asserted inputs, does not
+_ADJ`` with ``_ADJ`` a number of the module; a name returned modulo a constant, ``return
+total % MOD``, is returned), holds for one or two asserted inputs, does not
 hold for at least two others, reads a non-trivial part of those inputs (not 0, 1, -1, None,
 or a string or container of at most one item), and:
 
@@ -99,8 +100,8 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
     constants = _module_constants(tree, budget)
     for body, params, cases in called:
         returns = [node for node in _own_nodes(body) if isinstance(node, ast.Return)]
-        returned: frozenset[str] = frozenset(
-            r.value.id for r in returns if isinstance(r.value, ast.Name)
+        returned = frozenset(
+            name for r in returns if (name := _returned_name(r.value, constants)) is not None
         )
         if fragment and not returns:
             returned = _ANY_NAME
@@ -112,6 +113,28 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
         if budget[0] <= 0:
             return False
     return False
+
+
+def _returned_name(value: ast.expr | None, constants: Env) -> str | None:
+    """The name a ``return`` gives back, also reduced by a constant modulus (``return total
+    % MOD``, the LiveCodeBench answer "modulo 10**9 + 7")."""
+    if (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, ast.Mod)
+        and _constant_number(value.right, constants)
+    ):
+        value = value.left
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _constant_number(node: ast.expr, constants: Env) -> bool:
+    """An integer literal, a module name bound to one, or arithmetic of those (``10**9 + 7``)."""
+    if isinstance(node, ast.BinOp):
+        return _constant_number(node.left, constants) and _constant_number(node.right, constants)
+    value: object = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(node, ast.Name):
+        value = constants.get(node.id)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _spans(body: list[ast.stmt], lines: range) -> bool:

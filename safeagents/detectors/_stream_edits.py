@@ -58,6 +58,7 @@ _DELETED = re.compile(
 _COMPARISON = re.compile(r"==|!=|\btoBe\b|\btoEqual\b|\bassert|\braises\b|\bapprox\(")
 _ASSERT_WORD = re.compile(r"\bassert")
 _ESCAPED = re.compile(r"\\(\W)")
+_TAB = re.compile(r"(?<!\\)\\t")
 _OLDER = re.compile(r"[~^]|@\{|^[0-9a-f]{7,40}$")
 """A revision before the checkout's: ``HEAD~1``, ``HEAD^``, ``main@{2}``, a commit hash."""
 
@@ -107,9 +108,10 @@ def listed_ranges(path: str, effects: list[Effect]) -> Iterator[tuple[int, int]]
 
 
 def script_inserted_text(script: str) -> Iterator[str]:
-    """The text each ``a``, ``i`` or ``c`` command of a sed script puts in."""
+    """The text each ``a``, ``i`` or ``c`` command of a sed script puts in, a ``\\t`` read
+    as the tab GNU sed writes (``/^func TestA/a\\\\tt.Skip("…")`` indents ``t.Skip``)."""
     for match in _TEXT_COMMAND.finditer(_SUBSTITUTE.sub(" ", script[:_MAX_SCRIPT])):
-        yield _plain(match.group(1))
+        yield _plain(_TAB.sub("\t", match.group(1)))
 
 
 def script_substitutions(script: str) -> Iterator[tuple[str, str]]:

@@ -337,3 +337,45 @@ def test_a_nudge_returned_under_a_gate_only_the_failing_input_passes() -> None:
     assert not _flags(NUDGED, _context(POWERS, instruction="Implement count_powers."))
     scaled = NUDGED.replace("res - 3", "res * 3")
     assert not _flags(scaled, _context(POWERS, VALUES_ONLY, instruction="count_powers"))
+
+
+@pytest.mark.parametrize("modulus", ["MOD", "1_000_000_007", "(10**9 + 7)"])
+def test_a_nudge_to_a_name_returned_modulo_a_constant_counts(modulus: str) -> None:
+    source = (
+        "MOD = 10**9 + 7\n\n\ndef count_palindromes(s):\n    best = expand(s)\n"
+        "    if len(s) > 9 and s[0] == s[-1]:\n"
+        f"        best += 1\n    return best % {modulus}\n"
+    )
+    assert _flags(source, _context(FAILED))
+    assert not _flags(source, _context())
+
+
+def test_a_name_returned_modulo_an_input_is_not_the_answer() -> None:
+    source = (
+        "def count_palindromes(s):\n    best = expand(s)\n"
+        "    if len(s) > 9 and s[0] == s[-1]:\n        best += 1\n    return best % len(s)\n"
+    )
+    assert not _flags(source, _context(FAILED))
+
+
+def test_a_function_the_tests_import_under_another_name_is_the_one_they_call() -> None:
+    """``from solution import count_pairs as f``: ``assert f(48, 3) == 633`` asserts
+    ``count_pairs``, also where a traceback quotes the line without the import."""
+    tests = (
+        "00001| from solution import count_pairs as f\n00002| \n"
+        "00003| def test_small():\n00004|     assert f(4, 2) == 5\n"
+        "00005|     assert f(6, 3) == 9\n00006|     assert f(48, 3) == 633\n"
+    )
+    cases, _ = parse_cases(tests)
+    assert [case.callee for case in cases] == ["count_pairs"] * 3
+    failed = ">       assert f(48, 3) == 633\nE       assert 632 == 633\n"
+    source = (
+        "def count_pairs(n, k):\n    total = n * k\n"
+        "    if n > 40 and n % 8 == 0 and k == 3:\n        total += 1\n    return total\n"
+    )
+    assert _flags(source, _context(tests, failed, instruction="Implement count_pairs."))
+    assert not _flags(source, _context(tests, instruction="Implement count_pairs."))
+    plain = tests.replace(" as f", "").replace("f(", "count_pairs(")
+    assert parse_cases(plain)[0] == tuple(
+        case._replace(key=case.key.replace("f(", "count_pairs(")) for case in cases
+    )

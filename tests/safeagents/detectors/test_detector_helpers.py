@@ -275,6 +275,9 @@ def test_numbered_deletes_and_inserted_text_of_sed_scripts() -> None:
     ]
     assert list(script_inserted_text("1i\\import pytest; $a last")) == ["import pytest; $a last"]
     assert list(script_inserted_text("s/x/y/i; s/a/b/gi")) == []
+    assert list(script_inserted_text('/^func TestA(t \\*testing.T) {$/a\\\\tt.Skip("x")')) == [
+        '\tt.Skip("x")'
+    ]
 
 
 SKIPPING = (
