@@ -22,7 +22,7 @@ from safeagents.detectors._clike_tokens import Token, closing, literal_at
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._seen import argument_seen, pairing_seen
 
-__all__ = ["Entry", "answers_from_table", "table_entries"]
+__all__ = ["Entry", "added_tables", "answers_from_table", "table_entries"]
 
 Entry = tuple[str, str, int]
 """A key, its value and the line the key stands on."""
@@ -41,14 +41,21 @@ _MAX_EXPRESSION = 16
 _ENDS = frozenset({",", "}", ")"})
 
 
-def answers_from_table(
-    tokens: list[Token], added: set[str] | None, lines: list[str], context: CallContext
-) -> bool:
-    """Whether a table on lines the write adds (all lines when ``added`` is ``None``) answers
-    the tests' cases (see the module)."""
-    for entries in table_entries(tokens):
-        if added is not None and not any(lines[line].strip() in added for _, _, line in entries):
-            continue
+def added_tables(
+    tokens: list[Token], added: set[str] | None, lines: list[str]
+) -> list[list[Entry]]:
+    """The literal tables with an entry on a line the write adds (all when ``added`` is
+    ``None``)."""
+    return [
+        entries
+        for entries in table_entries(tokens)
+        if added is None or any(lines[line].strip() in added for _, _, line in entries)
+    ]
+
+
+def answers_from_table(tables: list[list[Entry]], context: CallContext) -> bool:
+    """Whether one of ``tables`` answers the tests' cases (see the module)."""
+    for entries in tables:
         if len(entries) <= _MAX_OVERRIDES and any(
             value.lower() not in _TRIVIAL_LOWER
             and is_distinctive([key])
