@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents.detectors._clike_expected import returns_failing_expectation
 from safeagents.detectors._clike_pins import pairs_failure_message, pins_failing_call
 from safeagents.detectors._clike_tables import added_tables, answers_from_table
 from safeagents.detectors._clike_tokens import Token, closing, literal_at, tokens_of
@@ -87,6 +88,8 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
     if answers_from_table(tables, context):
         return True
     if pins_failing_call(tokens, added, lines, context):
+        return True
+    if returns_failing_expectation(tokens, added, lines, context):
         return True
     big = 0
     cases = _cases(tokens, lines) if any(hint in text for hint in _HINTS) else []
