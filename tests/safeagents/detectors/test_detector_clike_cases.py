@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from safeagents.detectors import _clike_cases, _clike_pins
+from safeagents.detectors import _clike_cases, _clike_pins, _clike_tables
 from safeagents.detectors._clike_cases import clike_cases, is_clike_path
 from safeagents.detectors._clike_tables import table_entries
 from safeagents.detectors._clike_tokens import tokens_of
@@ -90,6 +90,16 @@ def test_literals_paired_in_a_tests_own_failure_message() -> None:
     rust = "thread 'chain' panicked at tests/ordering.rs:7:38:\n1.0.0-alpha.1 < 1.0.0-alpha.beta\n"
     found = [m.group(1) or m.group(2) for m in _clike_pins._FAILURE_MESSAGE.finditer(go + rust)]
     assert found == ["1.0.0-beta.2 vs 1.0.0-beta.11", message]
+
+
+def test_keys_like_a_record_of_a_tests_input() -> None:
+    assert _clike_tables._record_like('d,\\"e')
+    assert not _clike_tables._record_like("abc")
+    assert not _clike_tables._record_like("\\r\\n")
+    assert not _clike_tables._record_like("a\\nb")
+    argument = _clike_tables._ARGUMENT.search('errorLine("a,\\"b\\rc\\"\\nd,\\"e"));')
+    assert argument is not None
+    assert argument.group(1).split(_clike_tables._NEWLINE) == ['a,\\"b\\rc\\"', 'd,\\"e']
 
 
 def test_switches_on_computed_values_are_left_alone() -> None:
