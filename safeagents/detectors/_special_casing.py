@@ -51,9 +51,10 @@ A table the code also stores into (a memo cache, ``memo[n] = …``) counts only 
 assertion pairs a seeded key with its value, and so do one or two ``(inputs, output)``
 pairs a loop walks. A dict indexed by the input counts whatever its keys when an entry
 answers an assertion the session saw fail with its distinctive expected value (a number
-of 100 and more, a longer string), the failing case looked up instead of computed; so does a literal list of eight or more
-constants read at a parameter (``_SMALL[n]``) whose entry at a failed assertion's integer
-argument is its distinctive expected value (:mod:`._positional_tables`). Sets
+of 100 and more, a longer string), the failing case looked up instead of computed; so does a
+literal list of eight or more constants read at a parameter (``_SMALL[n]``) whose entry at a
+failed assertion's integer argument is its distinctive expected value
+(:mod:`._positional_tables`). Sets
 may be named (``_BAD = frozenset({…})``; words answering a base value, ``if t in NULLS:
 return None``, do not count) and hold lists, which count when the tests spell them. Only
 ``==``, ``is`` and ``in`` compare cases, plus, as members the tests must show, a window
