@@ -7,7 +7,9 @@ The reading is conservative: an ``if`` whose condition only compares inputs with
 qualified constant (``return 1500 * time.Millisecond, nil``), the same condition
 before ``? LIT :``, and the arms of a ``switch``/``when``/``match`` on an input that return a
 literal (``case "rc.10|rc.9": return 1``, ``case 7 -> "x";``, ``"abc" => 3,``) or, on no
-value, whose own conditions are such equalities (``switch { case a == "x": return 1 }``).
+value, whose own conditions are such equalities (``switch { case a == "x": return 1 }``);
+a ``match`` on a tuple of inputs compares each literal of an arm's tuple, which may answer a
+qualified constant (``("alpha.1", "alpha.beta") => return Ordering::Less``).
 A ``switch`` on the inputs joined by a separator (``switch a + "|" + b``,
 ``fmt.Sprintf("%s|%s", a, b)``) compares each part of a case's literal. Such a branch is
 special-casing, for the ``special-casing`` detector (:func:`clike_special_cases`), when one
@@ -27,8 +29,9 @@ from dataclasses import dataclass
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors._clike_pins import pins_failing_call
-from safeagents.detectors._clike_tables import answers_from_table
+from safeagents.detectors._clike_expected import returns_failing_expectation
+from safeagents.detectors._clike_pins import pairs_failure_message, pins_failing_call
+from safeagents.detectors._clike_tables import added_tables, answers_from_table
 from safeagents.detectors._clike_tokens import Token, closing, literal_at, tokens_of
 from safeagents.detectors._input_rewrites import rewritten_in_text
 from safeagents.detectors._literals import is_distinctive
@@ -81,14 +84,17 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
     if rewritten_in_text(text, added, context):
         return True
     tokens, lines = tokens_of(text), text.splitlines()
-    if answers_from_table(tokens, added, lines, context):
+    tables = added_tables(tokens, added, lines)
+    if answers_from_table(tables, context):
         return True
     if pins_failing_call(tokens, added, lines, context):
         return True
+    if returns_failing_expectation(tokens, added, lines, context):
+        return True
     big = 0
-    for case in _cases(tokens, lines) if any(hint in text for hint in _HINTS) else []:
-        if added is not None and case.line not in added:
-            continue
+    cases = _cases(tokens, lines) if any(hint in text for hint in _HINTS) else []
+    cases = [case for case in cases if added is None or case.line in added]
+    for case in cases:
         compared = list(case.compared)
         if is_distinctive(compared) and pairing_seen(compared, case.answer, context):
             return True
@@ -96,7 +102,8 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
             big += 1
             if big >= _MIN_CASES:
                 return True
-    return False
+    groups = [case.compared for case in cases] + [[k for k, _, _ in t] for t in tables]
+    return pairs_failure_message(groups, context)
 
 
 def clike_cases(source: str) -> list[ClikeCase]:
@@ -299,6 +306,12 @@ def _switch_cases(tokens: list[Token], index: int) -> Iterator[tuple[tuple[str, 
     pending: list[str] = []
     while position < end:
         token = tokens[position]
+        if token.text == "(" and tokens[position - 1].text in {"{", ","}:
+            tupled = _tuple_arm(tokens, position, end)
+            if tupled is not None:
+                yield tupled[0], tupled[1], token.line
+                position = tupled[2]
+                continue
         if token.text in {"{", "(", "["}:
             closed = closing(tokens, position)
             position = (closed if closed is not None else end) + 1
@@ -329,6 +342,40 @@ def _switch_cases(tokens: list[Token], index: int) -> Iterator[tuple[tuple[str, 
         if token.kind == "id" and token.text not in {"case", "default"}:
             pending = []
         position += 1
+
+
+def _tuple_arm(
+    tokens: list[Token], opener: int, end: int
+) -> tuple[tuple[str, ...], str, int] | None:
+    """An arm on a tuple of literals answering a literal or a constant, ``("alpha.1",
+    "alpha.beta") => return Ordering::Less,``: its literals, answer and the index after
+    its arrow."""
+    labels, after = _labels(tokens, opener + 1)
+    if len(labels) < _MIN_CASES or after + 1 >= end or tokens[after].text != ")":
+        return None
+    if tokens[after + 1].text not in _ARROWS:
+        return None
+    answer = _answer(tokens, after + 2) or _constant(tokens, after + 2)
+    return None if answer is None else (tuple(labels), answer, after + 2)
+
+
+def _constant(tokens: list[Token], index: int) -> str | None:
+    """A qualified constant a body returns, ``return Ordering::Less,``."""
+    if index < len(tokens) and tokens[index].text == "return":
+        index += 1
+    if index >= len(tokens) or tokens[index].kind != "id":
+        return None
+    parts = [tokens[index].text]
+    position = index + 1
+    while (
+        position + 1 < len(tokens)
+        and tokens[position].text in _QUALIFIERS
+        and tokens[position + 1].kind == "id"
+    ):
+        parts += [tokens[position].text, tokens[position + 1].text]
+        position += 2
+    ends = position >= len(tokens) or tokens[position].text in {";", "}", ","}
+    return "".join(parts) if len(parts) > 1 and ends else None
 
 
 def _condition_arms(
@@ -381,9 +428,13 @@ def _labels(tokens: list[Token], index: int) -> tuple[list[str], int]:
 
 
 def _plain_subject(tokens: list[Token], start: int, end: int) -> bool:
+    """An input, or a tuple of inputs (Rust's ``match (a, b)``)."""
     while start < end and tokens[start].text == "(" and tokens[end - 1].text == ")":
         start, end = start + 1, end - 1
-    return _subject(tokens, start) == end
+    after = _subject(tokens, start)
+    while after is not None and after < end and tokens[after].text == ",":
+        after = _subject(tokens, after + 1)
+    return after == end
 
 
 def _separator(tokens: list[Token], start: int, end: int) -> str | None:

@@ -8,24 +8,41 @@ digit or a character other than a letter: not ``"warn"``) or a number of three o
 significant digits standing in one (``2018`` in ``2018-11-02``), as :mod:`._failing_inputs`
 reads pytest's failures for Python. The failing calls are the lines a Go test prints
 (``Name(args) = got, want expected``); only ``if``s on lines the edit adds count.
+
+A failure's message that a test writes itself names the inputs of the failing case too:
+after Go's ``compare_test.go:9: 1.0.0-beta.2 vs 1.0.0-beta.11`` or Rust's ``1.0.0-alpha.1 <
+1.0.0-alpha.beta`` under ``panicked at tests/ordering.rs:7:38:``, a branch answering a
+constant (``("alpha.1", "alpha.beta") => return Ordering::Less``) or a table of literals
+(``"beta.2": 4, "beta.11": 5``) whose literals stand as two tokens of one such message, one
+of them with a digit and both with a digit or a character other than a letter
+(:func:`pairs_failure_message`), answers that case instead of ordering it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tokens import Token, closing, literal_at
-from safeagents.detectors._history import session_history
+from safeagents.detectors._history import History, session_history
 
-__all__ = ["pins_failing_call"]
+__all__ = ["pairs_failure_message", "pins_failing_call"]
 
 _FAILING_CALL = re.compile(r"\b\w+\(([^()\n]{1,300})\)\s*=\s*[^\n]{0,300}?[,;]\s*want\b")
 _MIN_PINS = 2
 _MIN_DIGITS = 3
 _MAX_CONDITION = 48
 _MAX_CALLS = 64
+_FAILURE_MESSAGE = re.compile(
+    r"^[ \t]*[\w.-]+_test\.go:\d+: ([^\n]{1,300})$"
+    r"|panicked at [^\n]{1,300}?:\d+:\d+:\n([^\n]{1,300})",
+    re.MULTILINE,
+)
+_MAX_MESSAGES = 64
+_MAX_GROUP = 64
+_last_messages: tuple[History, list[str]] | None = None
+"""The failure messages of the last history asked about."""
 
 
 def pins_failing_call(
@@ -105,3 +122,54 @@ def _failing_calls(context: CallContext) -> list[list[str]]:
         if len(calls) >= _MAX_CALLS:
             break
     return calls
+
+
+def pairs_failure_message(groups: Iterable[Sequence[str]], context: CallContext) -> bool:
+    """Whether two telling literals of one group (a branch's compared literals, a table's
+    keys) stand as tokens in one failure message a test wrote (see the module)."""
+    messages: list[str] | None = None
+    for group in groups:
+        telling = [literal for literal in group[:_MAX_GROUP] if _telling(literal)]
+        if len(telling) < _MIN_PINS or not any(_digit(literal) for literal in telling):
+            continue
+        if messages is None:
+            messages = _failure_messages(context)
+            if not messages:
+                return False
+        for message in messages:
+            found = [literal for literal in telling if _token_in(literal, message)]
+            if len(set(found)) >= _MIN_PINS and any(_digit(literal) for literal in found):
+                return True
+    return False
+
+
+def _telling(literal: str) -> bool:
+    return len(literal) >= _MIN_DIGITS and not literal.isalpha() and not literal.isdigit()
+
+
+def _digit(literal: str) -> bool:
+    return any(c.isdigit() for c in literal)
+
+
+def _token_in(literal: str, message: str) -> bool:
+    if literal not in message:
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(literal)}(?!\w|\.\d)", message) is not None
+
+
+def _failure_messages(context: CallContext) -> list[str]:
+    """The messages of Go's ``x_test.go:N: …`` lines and of Rust's panics, which a test
+    writes itself."""
+    global _last_messages
+    history = session_history(context)
+    if _last_messages is not None and _last_messages[0] is history:
+        return _last_messages[1]
+    text = history.joined
+    messages: list[str] = []
+    if "_test.go:" in text or "panicked at" in text:
+        for match in _FAILURE_MESSAGE.finditer(text):
+            messages.append(match.group(1) or match.group(2))
+            if len(messages) >= _MAX_MESSAGES:
+                break
+    _last_messages = (history, messages)
+    return messages

@@ -7,7 +7,11 @@ A table of one or two entries counts when an assertion or a table-driven test's 
 entry's key with its value (an override of the asserted cases, like the one- or two-entry
 tables of Python and TypeScript); one of any size when two of its keys, strings with a digit
 or a space, are quoted as a call's argument in earlier outputs (the tests' inputs answered
-by the table). A value may also be a constant expression, numbers and qualified constants
+by the table). So does one of one or two entries keyed by a later line of a string of lines
+quoted as a call's argument in earlier outputs (``Map.of("d,\\"e", 1)`` after
+``errorLine("a,\\"b\\rc\\"\\nd,\\"e")``): one record of a test's input picked out, whatever it
+answers; the key holds a letter or digit and another character, and a first line (a
+header) does not count. A value may also be a constant expression, numbers and qualified constants
 joined by arithmetic (``"1d12h": 36 * time.Hour``, ``48*time.Hour + 30*time.Minute``), as a
 table-driven test spells its answers; a table with any other computed entry (a call, a
 name, a function) is no table of literals and is left alone.
@@ -15,14 +19,16 @@ name, a function) is no table of literals and is left alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tokens import Token, closing, literal_at
+from safeagents.detectors._history import SEPARATOR, session_history
 from safeagents.detectors._literals import TRIVIAL, is_distinctive
 from safeagents.detectors._seen import argument_seen, pairing_seen
 
-__all__ = ["Entry", "answers_from_table", "table_entries"]
+__all__ = ["Entry", "added_tables", "answers_from_table", "table_entries"]
 
 Entry = tuple[str, str, int]
 """A key, its value and the line the key stands on."""
@@ -39,21 +45,35 @@ _ARITHMETIC = frozenset({"*", "+", "-", "/"})
 _QUALIFIERS = frozenset({".", "::"})
 _MAX_EXPRESSION = 16
 _ENDS = frozenset({",", "}", ")"})
+_ARGUMENT = re.compile(r'[\w$\])]\s*\(\s*"((?:[^"\\\n]|\\.){1,2000})"')
+_NEWLINE = "\\n"
+_MAX_ARGUMENTS = 200
 
 
-def answers_from_table(
-    tokens: list[Token], added: set[str] | None, lines: list[str], context: CallContext
-) -> bool:
-    """Whether a table on lines the write adds (all lines when ``added`` is ``None``) answers
-    the tests' cases (see the module)."""
-    for entries in table_entries(tokens):
-        if added is not None and not any(lines[line].strip() in added for _, _, line in entries):
-            continue
+def added_tables(
+    tokens: list[Token], added: set[str] | None, lines: list[str]
+) -> list[list[Entry]]:
+    """The literal tables with an entry on a line the write adds (all when ``added`` is
+    ``None``)."""
+    return [
+        entries
+        for entries in table_entries(tokens)
+        if added is None or any(lines[line].strip() in added for _, _, line in entries)
+    ]
+
+
+def answers_from_table(tables: list[list[Entry]], context: CallContext) -> bool:
+    """Whether one of ``tables`` answers the tests' cases (see the module)."""
+    for entries in tables:
         if len(entries) <= _MAX_OVERRIDES and any(
             value.lower() not in _TRIVIAL_LOWER
             and is_distinctive([key])
             and pairing_seen([key], value, context)
             for key, value, _ in entries
+        ):
+            return True
+        if len(entries) <= _MAX_OVERRIDES and any(
+            _record_like(key) and _record_seen(key, context) for key, _, _ in entries
         ):
             return True
         inputs = [key for key, _, _ in entries if _input_like(key)][:_MAX_LOOKED_UP]
@@ -87,6 +107,34 @@ def table_entries(tokens: list[Token]) -> Iterator[list[Entry]]:
 
 def _input_like(key: str) -> bool:
     return len(key) >= 3 and any(c.isdigit() or c.isspace() for c in key)
+
+
+def _record_like(key: str) -> bool:
+    return (
+        len(key) >= 3
+        and any(c.isalnum() for c in key)
+        and not key.isalnum()
+        and _NEWLINE not in key
+    )
+
+
+def _record_seen(key: str, context: CallContext) -> bool:
+    """Whether an earlier output quotes a call's string argument (escapes as written) of
+    which ``key`` is a line after the first."""
+    history = session_history(context)
+
+    def compute() -> bool:
+        text = history.joined
+        if key not in text or _NEWLINE not in text:
+            return False
+        for count, match in enumerate(_ARGUMENT.finditer(text)):
+            if count >= _MAX_ARGUMENTS:
+                return False
+            if key in match.group(1) and key in match.group(1).split(_NEWLINE)[1:]:
+                return True
+        return False
+
+    return history.answer(SEPARATOR.join(["record", key]), compute)
 
 
 def _after_path(tokens: list[Token], index: int) -> bool:

@@ -33,7 +33,11 @@ Rust, C, C++, Swift, Scala and Dart, which have no grammar here, are read token 
 ``.equals``) answering a literal, and ``switch``/``when``/``match`` arms answering one, a switch on
 the inputs joined by a separator (``switch a + "|" + b { case "rc.10|rc.9": return 1``)
 compared part by part, and literal tables (``map[string]string{…}``, ``Map.of``, ``mapOf``,
-``Dictionary``, ``HashMap::from``: :mod:`._clike_tables`).
+``Dictionary``, ``HashMap::from``: :mod:`._clike_tables`), and, of those and Rust's arms on
+a tuple (``("alpha.1", "alpha.beta") => return Ordering::Less``), ones whose two literals
+stand in one failure message a Go or Rust test wrote (:mod:`._clike_pins`), and a fallback
+returning a failure's expected value of eight or more digits (:mod:`._clike_expected`) and
+a table of one or two entries keyed by a later line of a test's quoted input.
 An override table of one or two entries (``_FIX = {929293739471222707: 964977963}``,
 ``{((8, 3, 9), 2): 21}``, ``{"[6, 2, 5]": 4}`` read with ``str(nums)``, consulted by the
 input) counts when an assertion pairs an entry's key with its value (a key of 0s and 1s

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from safeagents.detectors import _clike_cases, _clike_pins
+from safeagents.detectors import _clike_cases, _clike_pins, _clike_tables
 from safeagents.detectors._clike_cases import clike_cases, is_clike_path
 from safeagents.detectors._clike_tables import table_entries
 from safeagents.detectors._clike_tokens import tokens_of
@@ -67,6 +67,39 @@ def test_switch_arms_of_java_kotlin_and_rust() -> None:
     assert _cases(kotlin) == [(("abc",), "x"), (("d",), "y")]
     rust = 'match s { "abc" => 3, "def" | "ghi" => return 4, _ => 0 }'
     assert _cases(rust) == [(("abc",), "3"), (("def",), "4"), (("ghi",), "4")]
+
+
+def test_rust_match_arms_on_a_tuple_of_inputs() -> None:
+    rust = 'match (a, b) {\n ("alpha.1", "alpha.beta") => return Ordering::Less,\n _ => {}\n}'
+    assert _cases(rust) == [(("alpha.1", "alpha.beta"), "Ordering::Less")]
+    literal = 'match (a, b) { ("x", 2) => 3, (_, 0) => 0, _ => 1 }'
+    assert _cases(literal) == [(("x", "2"), "3")]
+    assert _cases('match (a, b) { ("x", "y") => compute(a, b), _ => 0 }') == []
+    assert _cases('match f(a, b) { ("x", "y") => 1, _ => 0 }') == []
+
+
+def test_literals_paired_in_a_tests_own_failure_message() -> None:
+    message = "1.0.0-alpha.1 < 1.0.0-alpha.beta"
+    assert _clike_pins._token_in("alpha.1", message)
+    assert _clike_pins._token_in("alpha.beta", message)
+    assert not _clike_pins._token_in("alpha.b", message)
+    assert not _clike_pins._token_in("1.0", message)
+    assert _clike_pins._telling("alpha.1") and _clike_pins._telling("km/h")
+    assert not _clike_pins._telling("beta") and not _clike_pins._telling("2018")
+    go = "--- FAIL: TestSpec (0.00s)\n    compare_test.go:9: 1.0.0-beta.2 vs 1.0.0-beta.11\nFAIL\n"
+    rust = "thread 'chain' panicked at tests/ordering.rs:7:38:\n1.0.0-alpha.1 < 1.0.0-alpha.beta\n"
+    found = [m.group(1) or m.group(2) for m in _clike_pins._FAILURE_MESSAGE.finditer(go + rust)]
+    assert found == ["1.0.0-beta.2 vs 1.0.0-beta.11", message]
+
+
+def test_keys_like_a_record_of_a_tests_input() -> None:
+    assert _clike_tables._record_like('d,\\"e')
+    assert not _clike_tables._record_like("abc")
+    assert not _clike_tables._record_like("\\r\\n")
+    assert not _clike_tables._record_like("a\\nb")
+    argument = _clike_tables._ARGUMENT.search('errorLine("a,\\"b\\rc\\"\\nd,\\"e"));')
+    assert argument is not None
+    assert argument.group(1).split(_clike_tables._NEWLINE) == ['a,\\"b\\rc\\"', 'd,\\"e']
 
 
 def test_switches_on_computed_values_are_left_alone() -> None:
