@@ -130,7 +130,7 @@ EFFECT_KINDS: tuple[EffectKind, ...] = (
 the firewall makes them (:func:`said_effects`), never a harness plugin."""
 
 EFFECT_FIELDS: Mapping[EffectKind, tuple[str, ...]] = {
-    "exec": ("argv0", "argv", "command", "opaque", "unanalysable"),
+    "exec": ("argv0", "argv", "command", "opaque", "own_repo", "unanalysable"),
     "read": ("path",),
     "write": ("path", "content", "added", "removed", "new_file", "command"),
     "delete": ("path",),
@@ -157,6 +157,9 @@ FIELD_DOCS: Mapping[str, str] = {
     "argv": "every word of the command, `argv0` first; a matcher holds when any word matches",
     "opaque": "true when the command could not be resolved statically (`$(…)`, `eval`, "
     "decoded text piped into a shell)",
+    "own_repo": "true on a `git` command run in a repository the same command created "
+    "(`git init` in a directory `mktemp -d` made) and brought no "
+    "other history into (`fetch`, `remote`, `--git-dir`, `GIT_DIR`)",
     "unanalysable": "why the analysis gave up: `budget`, `error` or `arguments` (absent when "
     "it did not)",
     "url": "the URL fetched, cloned or sent to",
@@ -278,6 +281,7 @@ class Effect:
     opaque: bool = False
     unanalysable: str | None = None
     text: str | None = None
+    own_repo: bool = False
 
     def describe(self) -> str:
         """A short human phrase: ``delete /workspace/tests/test_x.py``."""

@@ -61,7 +61,7 @@ TEXT_FIELDS = (
     "text",
     "instruction",
 )
-BOOL_FIELDS = ("new_file", "opaque")
+BOOL_FIELDS = ("new_file", "opaque", "own_repo")
 FIELDS = ("effect", *TEXT_FIELDS, *BOOL_FIELDS)
 MATCHERS = ("equals", "in", "glob", "regex", "contains")
 _COMBINATORS = ("all", "any", "not", "turn", "said_earlier", "macro", "detector", "session")

@@ -10,6 +10,8 @@ from safeagents.analysis._shell._options import parse, spec
 
 _PRINTF_DIRECTIVE = re.compile(r"%(%|[-+ #0]*\d*(?:\.\d+)?([a-zA-Z]))")
 _ECHO_FLAGS = re.compile(r"-[neE]+")
+_TEMP_DIR = re.compile(r"\$\{?\w+\}?|\$\(\s*mktemp\s+(?:[^)]*\s)?-[a-zA-Z]*d[^)]*\)")
+"""``cd``'s word naming a new directory: ``$(mktemp -d)``, or a variable bound to one."""
 
 
 def _cd(invocation: Invocation) -> None:
@@ -23,8 +25,12 @@ def _cd(invocation: Invocation) -> None:
     if target.text == "-":
         if state.oldpwd is not None:
             state.chdir(state.oldpwd)
-    else:
-        state.chdir(target.text)
+        return
+    state.chdir(target.text)
+    if _TEMP_DIR.fullmatch(target.text) and (
+        target.text.startswith("$(") or target.text.strip("${}") in state.temp_dir_names
+    ):
+        state.new_dirs.add(state.ctx.cwd)
 
 
 def _pushd(invocation: Invocation) -> None:

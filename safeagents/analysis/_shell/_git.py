@@ -21,6 +21,12 @@ _CLONE = spec(("-b", "--branch", "-o", "--origin", "--depth", "-c", "--config", 
                "--shallow-exclude", "--template", "--bundle-uri"))  # fmt: skip
 _GIT_GREP = spec(("-e", "-f", "-A", "-B", "-C", "-m", "--max-depth", "--threads", "-O",
                   "--open-files-in-pager", "--max-count", "--context"))  # fmt: skip
+_INIT = spec(("-b", "--initial-branch", "--template", "--separate-git-dir", "--object-format",
+              "--ref-format"))  # fmt: skip
+_IMPORTS = frozenset(("fetch", "pull", "remote", "clone", "submodule", "subtree", "worktree",
+                      "bundle", "am", "replace"))  # fmt: skip
+"""Subcommands that bring another repository's history in."""
+_ELSEWHERE = ("--git-dir", "--work-tree", "--namespace")
 _WORKTREE_RESETS = frozenset(("--hard", "--merge", "--keep"))
 
 
@@ -164,6 +170,14 @@ _SUBCOMMANDS: dict[str, Callable[[Invocation, list[str]], Stream | None]] = {
 }
 
 
+def _init(invocation: Invocation, args: list[str]) -> None:
+    """``git init`` in a directory the script made starts a history of the agent's own."""
+    operands = parse(args, _INIT).operands
+    repo = invocation.path(operands[0]) if operands else invocation.ctx.cwd
+    if repo in invocation.state.new_dirs:
+        invocation.state.own_repos.add(repo)
+
+
 def _git(invocation: Invocation) -> Stream | None:
     args = invocation.args
     index = 0
@@ -176,6 +190,21 @@ def _git(invocation: Invocation) -> Stream | None:
         index += 1
     if index >= len(args):
         return None
+    repo = invocation.ctx.cwd
+    if args[index] == "init":
+        _init(invocation, args[index + 1 :])
+    elif (
+        args[index] in _IMPORTS
+        or any(arg.startswith(_ELSEWHERE) for arg in args[:index])
+        or "GIT_" in invocation.command
+    ):
+        invocation.state.own_repos.discard(repo)
+        return _subcommand(invocation, args, index)
+    invocation.own_repo = repo in invocation.state.own_repos
+    return _subcommand(invocation, args, index)
+
+
+def _subcommand(invocation: Invocation, args: list[str], index: int) -> Stream | None:
     handler = _SUBCOMMANDS.get(args[index])
     return handler(invocation, args[index + 1 :]) if handler is not None else None
 

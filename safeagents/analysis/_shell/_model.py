@@ -78,14 +78,38 @@ class ShellState:
     variables: dict[str, str] = field(default_factory=dict)
     dir_stack: list[str] = field(default_factory=list)
     oldpwd: str | None = None
+    temp_dir_names: frozenset[str] = frozenset()
+    """Variables holding a directory ``mktemp -d`` made."""
+    new_dirs: set[str] = field(default_factory=set)
+    """Directories ``mktemp -d`` made that the script entered by ``cd``; shared with
+    subshells, like the disk."""
+    own_repos: set[str] = field(default_factory=set)
+    """Directories of ``new_dirs`` where the script ran ``git init`` and brought no other
+    history in; shared with subshells."""
 
     def snapshot(self) -> tuple[object, ...]:
         """Everything later commands depend on, as a hashable value."""
-        return (self.ctx, tuple(self.variables.items()), tuple(self.dir_stack), self.oldpwd)
+        return (
+            self.ctx,
+            tuple(self.variables.items()),
+            tuple(self.dir_stack),
+            self.oldpwd,
+            self.temp_dir_names,
+            frozenset(self.new_dirs),
+            frozenset(self.own_repos),
+        )
 
     def fork(self) -> ShellState:
         """A copy for a subshell, whose changes do not leak back."""
-        return ShellState(self.ctx, dict(self.variables), list(self.dir_stack), self.oldpwd)
+        return ShellState(
+            self.ctx,
+            dict(self.variables),
+            list(self.dir_stack),
+            self.oldpwd,
+            self.temp_dir_names,
+            self.new_dirs,
+            self.own_repos,
+        )
 
     def chdir(self, path: str) -> None:
         self.oldpwd = self.ctx.cwd
@@ -176,6 +200,8 @@ class Invocation:
     depth: int
     interpreter: Interpreter
     opaque: bool = False
+    own_repo: bool = False
+    """A ``git`` command run in one of the script's ``own_repos``."""
     name: str = ""
     """Basename of the command word (``/usr/bin/rm`` → ``rm``); computed when not given."""
 

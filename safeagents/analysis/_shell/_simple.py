@@ -147,7 +147,12 @@ class SimpleCommands:
             command = f"{stdin.producer} | {command}"
         opaque = invocation.opaque or not all([word.exact for word in words])
         exec_effect = Effect(
-            "exec", argv0=invocation.name, argv=argv, command=command, opaque=opaque
+            "exec",
+            argv0=invocation.name,
+            argv=argv,
+            command=command,
+            opaque=opaque,
+            own_repo=invocation.own_repo,
         )
         run.insert(mark, exec_effect)
         if prepared is not None:

@@ -42,6 +42,8 @@ _BLOCKS = frozenset(
     )
 )
 _SUBSTITUTIONS = frozenset(("command_substitution", "process_substitution"))
+_TEMP_DIR = re.compile(r'"?\$\(\s*mktemp\s+(?:[^)]*\s)?-[a-zA-Z]*d')
+"""A value ``$(mktemp -d …)``: a new directory."""
 _SKIPPED = frozenset(("comment", "heredoc_body", "heredoc_start", "heredoc_end"))
 
 
@@ -291,6 +293,12 @@ class Walker:
                 value = Word("", exact=False)
             else:
                 value = self.resolver.resolve_joined(value_node, state, depth + 1)
+        if name.startswith("GIT_"):
+            state.own_repos.clear()
+        if value_node is not None and _TEMP_DIR.match(self.text(value_node)):
+            state.temp_dir_names |= {name}
+        else:
+            state.temp_dir_names -= {name}
         appending = any(child.type == "+=" for child in node.children)
         previous = state.lookup(name) if appending else ""
         if value.exact and previous is not None:

@@ -109,6 +109,39 @@ GIT = [
     case("git show abc123:tests/t.py", E("exec", argv=("git", "show", "abc123:tests/t.py"))),
     case("git grep -n foo -- src", E("search", pattern="foo", path=f"{W}/src")),
     case("git ls-files tests | xargs rm", E("delete", path=f"{W}/tests/**")),
+    case(
+        "d=$(mktemp -d); cd $d; git init -q; git log --all",
+        E("exec", argv=("git", "log", "--all"), own_repo=True),
+        id="own repo: git init in a mktemp -d entered by cd",
+    ),
+    case(
+        "mkdir /tmp/g; cd /tmp/g && git init && git log --all",
+        absent=(E("exec", own_repo=True),),
+        id="own repo: not after a mkdir that may have failed",
+    ),
+    case("git init -q && git log --all", absent=(E("exec", own_repo=True),)),
+    case(
+        "(cd $(mktemp -d) && git init -q); git log --all",
+        E("exec", argv=("git", "log", "--all"), own_repo=False),
+        id="own repo: made in a subshell, log outside it",
+    ),
+    case(
+        "d=$(mktemp -d); cd $d; git init; (git fetch -q /workspace); git log --all",
+        absent=(E("exec", argv=("git", "log", "--all"), own_repo=True),),
+        id="own repo: a fetch in a subshell still brings history in",
+    ),
+    case(
+        "cd $(mktemp -d) && git init && GIT_DIR=/workspace/.git git log --all",
+        absent=(E("exec", argv=("git", "log", "--all"), own_repo=True),),
+        id="own repo: GIT_DIR points elsewhere",
+    ),
+    case(
+        "cd $(mktemp -d) && git init && git --git-dir=/workspace/.git log --all",
+        absent=(
+            E("exec", own_repo=True, argv=("git", "--git-dir=/workspace/.git", "log", "--all")),
+        ),
+        id="own repo: --git-dir points elsewhere",
+    ),
 ]
 
 READS = [
