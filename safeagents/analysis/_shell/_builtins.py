@@ -30,7 +30,7 @@ def _cd(invocation: Invocation) -> None:
     if _TEMP_DIR.fullmatch(target.text) and (
         target.text.startswith("$(") or target.text.strip("${}") in state.temp_dir_names
     ):
-        state.new_dirs.add(state.ctx.cwd)
+        state.scratch.dirs.add(state.ctx.cwd)
 
 
 def _pushd(invocation: Invocation) -> None:

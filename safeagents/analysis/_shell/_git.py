@@ -174,8 +174,8 @@ def _init(invocation: Invocation, args: list[str]) -> None:
     """``git init`` in a directory the script made starts a history of the agent's own."""
     operands = parse(args, _INIT).operands
     repo = invocation.path(operands[0]) if operands else invocation.ctx.cwd
-    if repo in invocation.state.new_dirs:
-        invocation.state.own_repos.add(repo)
+    if repo in invocation.state.scratch.dirs:
+        invocation.state.scratch.repos.add(repo)
 
 
 def _git(invocation: Invocation) -> Stream | None:
@@ -198,9 +198,9 @@ def _git(invocation: Invocation) -> Stream | None:
         or any(arg.startswith(_ELSEWHERE) for arg in args[:index])
         or "GIT_" in invocation.command
     ):
-        invocation.state.own_repos.discard(repo)
+        invocation.state.scratch.repos.discard(repo)
         return _subcommand(invocation, args, index)
-    invocation.own_repo = repo in invocation.state.own_repos
+    invocation.own_repo = invocation.state.scratch.owns(repo)
     return _subcommand(invocation, args, index)
 
 

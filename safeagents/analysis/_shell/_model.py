@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal, NamedTuple, Protocol
@@ -70,6 +71,43 @@ NO_INPUT = Stream()
 UNKNOWN_OUTPUT = Stream(origin="pipe")
 
 
+_BORROWS = re.compile(
+    rb"\.git\b|GIT_\w*=|--git-dir|--work-tree|alternates|\b(?:cp|rsync|tar|ln|mv|scp|unzip|cpio"
+    rb"|ditto|install|fast-import|unpack-objects|index-pack|clone|fetch|pull|remote|bundle|am"
+    rb"|worktree|submodule|subtree|replace)\b"
+)
+"""Words of a script that may bring another repository's history into one it made: a copy or
+link (``cp -r /workspace/.git .``), a ``.git`` path, git's variables and imports."""
+
+
+@dataclass(slots=True)
+class ScratchRepos:
+    """Repositories a script made for itself: directories ``mktemp -d`` made that it entered
+    by ``cd``, and those of them where it ran ``git init``. None counts as the script's own
+    once the text of the script, or of any script it ran, holds a word that may bring other
+    history in (:data:`_BORROWS`), wherever that word stands: a copy after ``git init`` of
+    ``.git`` or of the whole checkout is the task's history again."""
+
+    dirs: set[str] = field(default_factory=set)
+    repos: set[str] = field(default_factory=set)
+    texts: list[bytes] = field(default_factory=list)
+    borrowed: bool = False
+    checked: int = 0
+    """How many of ``texts`` were searched for :data:`_BORROWS`."""
+
+    def owns(self, repo: str) -> bool:
+        """Whether ``repo`` is one the script made and filled only with its own history."""
+        if repo not in self.repos:
+            return False
+        while not self.borrowed and self.checked < len(self.texts):
+            self.borrowed = _BORROWS.search(self.texts[self.checked]) is not None
+            self.checked += 1
+        return not self.borrowed
+
+    def snapshot(self) -> tuple[object, ...]:
+        return (frozenset(self.dirs), frozenset(self.repos), len(self.texts) if self.repos else 0)
+
+
 @dataclass(slots=True)
 class ShellState:
     """What earlier commands of the script established: directory and literal variables."""
@@ -80,12 +118,8 @@ class ShellState:
     oldpwd: str | None = None
     temp_dir_names: frozenset[str] = frozenset()
     """Variables holding a directory ``mktemp -d`` made."""
-    new_dirs: set[str] = field(default_factory=set)
-    """Directories ``mktemp -d`` made that the script entered by ``cd``; shared with
-    subshells, like the disk."""
-    own_repos: set[str] = field(default_factory=set)
-    """Directories of ``new_dirs`` where the script ran ``git init`` and brought no other
-    history in; shared with subshells."""
+    scratch: ScratchRepos = field(default_factory=ScratchRepos)
+    """Repositories the script made for itself; shared with subshells, like the disk."""
 
     def snapshot(self) -> tuple[object, ...]:
         """Everything later commands depend on, as a hashable value."""
@@ -95,8 +129,7 @@ class ShellState:
             tuple(self.dir_stack),
             self.oldpwd,
             self.temp_dir_names,
-            frozenset(self.new_dirs),
-            frozenset(self.own_repos),
+            self.scratch.snapshot(),
         )
 
     def fork(self) -> ShellState:
@@ -107,8 +140,7 @@ class ShellState:
             list(self.dir_stack),
             self.oldpwd,
             self.temp_dir_names,
-            self.new_dirs,
-            self.own_repos,
+            self.scratch,
         )
 
     def chdir(self, path: str) -> None:
@@ -201,7 +233,8 @@ class Invocation:
     interpreter: Interpreter
     opaque: bool = False
     own_repo: bool = False
-    """A ``git`` command run in one of the script's ``own_repos``."""
+    """A ``git`` command run in a repository the script made for itself
+    (:meth:`ScratchRepos.owns`)."""
     name: str = ""
     """Basename of the command word (``/usr/bin/rm`` → ``rm``); computed when not given."""
 

@@ -65,6 +65,7 @@ class Walker:
 
     def analyse(self, state: ShellState, depth: int, stdin: Stream = NO_INPUT) -> None:
         """Analyse the script, in top-level pieces when it is too long to parse at once."""
+        state.scratch.texts.append(self.source)
         if len(self.source) <= PARSE_LIMIT:
             self._analyse_tree(state, depth, stdin)
             return
@@ -294,7 +295,7 @@ class Walker:
             else:
                 value = self.resolver.resolve_joined(value_node, state, depth + 1)
         if name.startswith("GIT_"):
-            state.own_repos.clear()
+            state.scratch.repos.clear()
         if value_node is not None and _TEMP_DIR.match(self.text(value_node)):
             state.temp_dir_names |= {name}
         else:
