@@ -26,6 +26,7 @@ __all__ = ["ChatAssembler"]
 
 _DONE = b"data: [DONE]\n\n"
 _TEXT_FIELDS = ("content", "reasoning_content", "reasoning", "refusal")
+_TEXT_NAMES = frozenset(_TEXT_FIELDS)
 _ENVELOPE_EXTRAS = ("system_fingerprint", "service_tier")
 _TOP_HANDLED = frozenset(
     {"id", "object", "created", "model", "choices", "usage", "prompt_token_ids", "obfuscation"}
@@ -79,7 +80,7 @@ class ChatAssembler(StreamAssembler):
         self._prompt_sent: list[Any] | None = None
 
     def _on_event(self, event: SSEEvent) -> bytes:
-        if event.data.strip() == "[DONE]":
+        if not event.data.startswith("{") and event.data.strip() == "[DONE]":
             self._done = True
             return b""
         if self._done:
@@ -99,9 +100,10 @@ class ChatAssembler(StreamAssembler):
             for key in ("id", "created", "model"):
                 if key in chunk and key not in self._envelope:
                     self._envelope[key] = chunk[key]
-        for key, value in chunk.items():
-            if key not in _TOP_HANDLED and (value is not None or key not in self._top):
-                self._top[key] = value
+        if not chunk.keys() <= _TOP_HANDLED:
+            for key, value in chunk.items():
+                if key not in _TOP_HANDLED and (value is not None or key not in self._top):
+                    self._top[key] = value
         if chunk.get("usage") is not None:
             self._usage = chunk["usage"]
         if isinstance(chunk.get("prompt_token_ids"), list):
@@ -113,17 +115,18 @@ class ChatAssembler(StreamAssembler):
             state = self._choices.get(index)
             if state is None:
                 state = self._choices[index] = _ChoiceState()
-            delta = as_dict(choice.get("delta"))
-            if isinstance(delta.get("role"), str):
-                state.role = delta["role"]
-                forwardable = True
-            for name in _TEXT_FIELDS:
-                text = delta.get(name)
-                if text and isinstance(text, str):
-                    state.text.setdefault(name, []).append(text)
-                    forwardable = True
-            for call in as_list(delta.get("tool_calls")):
-                _absorb_call(state, as_dict(call))
+            for name, value in as_dict(choice.get("delta")).items():
+                if name in _TEXT_NAMES:
+                    if value and isinstance(value, str):
+                        state.text.setdefault(name, []).append(value)
+                        forwardable = True
+                elif name == "role":
+                    if isinstance(value, str):
+                        state.role = value
+                        forwardable = True
+                elif name == "tool_calls":
+                    for call in as_list(value):
+                        _absorb_call(state, as_dict(call))
             if choice.get("finish_reason") is not None:
                 state.finish_reason = choice["finish_reason"]
             if isinstance(choice.get("logprobs"), dict):
@@ -132,9 +135,12 @@ class ChatAssembler(StreamAssembler):
             if isinstance(choice.get("token_ids"), list):
                 state.token_ids = state.token_ids if state.token_ids is not None else []
                 state.token_ids.extend(choice["token_ids"])
-            for key, value in choice.items():
-                if key not in _CHOICE_HANDLED and (value is not None or key not in state.extras):
-                    state.extras[key] = value
+            if not choice.keys() <= _CHOICE_HANDLED:
+                for key, value in choice.items():
+                    if key not in _CHOICE_HANDLED and (
+                        value is not None or key not in state.extras
+                    ):
+                        state.extras[key] = value
         return forwardable
 
     def _forward(self, chunk: JSONObject, raw: bytes) -> bytes:
@@ -163,9 +169,13 @@ class ChatAssembler(StreamAssembler):
     def _forward_choice(self, choice: JSONObject) -> JSONObject | None:
         """The text part of one choice delta (recorded as sent), or ``None`` if it has none."""
         delta = as_dict(choice.get("delta"))
-        if not isinstance(delta.get("role"), str) and not _has_text(delta):
+        texts = {
+            name: text
+            for name, text in delta.items()
+            if name in _TEXT_NAMES and isinstance(text, str)
+        }
+        if not isinstance(delta.get("role"), str) and not any(texts.values()):
             return None
-        texts = {name: delta[name] for name in _TEXT_FIELDS if isinstance(delta.get(name), str)}
         index = int(choice.get("index") or 0)
         sent = self._sent.get(index)
         if sent is None:
@@ -175,11 +185,15 @@ class ChatAssembler(StreamAssembler):
         forwarded: JSONObject = {}
         for key, value in choice.items():
             if key == "delta":
-                forwarded[key] = {
-                    name: item
-                    for name, item in delta.items()
-                    if name not in ("tool_calls", "function_call")
-                }
+                forwarded[key] = (
+                    delta
+                    if "tool_calls" not in delta and "function_call" not in delta
+                    else {
+                        name: item
+                        for name, item in delta.items()
+                        if name not in ("tool_calls", "function_call")
+                    }
+                )
             elif key in _FINISH_FIELDS:
                 forwarded[key] = None
             elif key == "logprobs":
@@ -309,14 +323,6 @@ class ChatAssembler(StreamAssembler):
         return encode_json(openai_error(status, message, kind=kind)) + _DONE
 
 
-def _has_text(delta: JSONObject) -> bool:
-    for name in _TEXT_FIELDS:
-        text = delta.get(name)
-        if text and isinstance(text, str):
-            return True
-    return False
-
-
 def _prefixed(sent: list[Any], current: Any) -> list[Any]:
     """``current`` if it extends what was sent, else what was sent followed by it."""
     items = as_list(current)
@@ -331,7 +337,9 @@ def _absorb_call(state: _ChoiceState, call: JSONObject) -> None:
         index = (
             len(state.calls) if call_id and call_id not in known else max(state.calls, default=0)
         )
-    current = state.calls.setdefault(index, _CallState())
+    current = state.calls.get(index)
+    if current is None:
+        current = state.calls[index] = _CallState()
     if call.get("id"):
         current.id = str(call["id"])
     if call.get("type"):
