@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -13,6 +14,9 @@ LINE_NUMBER = r"\d+(?:\t|→|\|[ \t])"
 
 _ENVELOPE_START = '{"output"'
 _ENVELOPE_KEYS = frozenset({"output", "metadata", "exit_code", "error"})
+_LIST_STARTS = frozenset({"['", '["'})
+_LIST_ENDS = frozenset({"']", '"]'})
+_MAX_LIST = 1_000_000
 
 
 def output_text(text: str) -> str:
@@ -25,7 +29,7 @@ def output_text(text: str) -> str:
     a ``git status`` line) would see the whole output as one line. Anything else, an object
     with other keys included, is left as it is."""
     if not text.startswith(_ENVELOPE_START):
-        return text
+        return _listed(text)
     try:
         envelope: Any = json.loads(text)
     except ValueError:
@@ -40,3 +44,18 @@ def output_text(text: str) -> str:
     if not isinstance(error, str):
         return text
     return f"{output}\n{error}" if output else error
+
+
+def _listed(text: str) -> str:
+    """The strings of a tool result that is a Python list of them, one after another: Rovo
+    Dev's ``open_files`` (``['Successfully opened a.ts:\\n\\n…', '…']``), whose files would
+    otherwise be one line with their quotes escaped."""
+    if len(text) > _MAX_LIST or text[:2] not in _LIST_STARTS or text[-2:] not in _LIST_ENDS:
+        return text
+    try:
+        parts: Any = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return text
+    if not isinstance(parts, list) or not all(isinstance(part, str) for part in parts):
+        return text
+    return "\n\n".join(parts)

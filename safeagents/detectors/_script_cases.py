@@ -13,7 +13,8 @@ entry's key with its value. A table of any size read by a lookup counts when two
 keys, strings with a digit or a space (``'rgb(255 0 0 / 50%)'``), are quoted as a call's
 argument in an earlier output or the instruction: the tests' inputs answered by the table,
 whatever its values (``{'hsl(120deg 100% 25%)': {type: 'hsl', values: [120, 100, 25]}}``),
-and so do keys that join the cells of one row of a fixture table an output quotes
+and so do keys that join, with a space or a joiner (``|``, ``,``, ``;``), the cells of
+one row of a fixture table or the arguments of one assertion an output quotes
 (``'^0.2.0 0.2.1-rc.1'`` beside ``['^0.2.0', '0.2.1-rc.1', {…}]``), and words of the tests'
 arguments each spelt out letter for letter (``{"łódź": "lodz"}``, :mod:`._spelt_words`).
 A table no lookup reads, or keyed by other words, is left alone.
@@ -56,6 +57,7 @@ _MIN_ARGUMENT_KEYS = 2
 _MIN_ROW_CELLS = 2
 _TABLE_HINTS = ("new Map", "= {")
 _JOINED = ("identifier", "string")
+_JOINERS = (None, "|", ",", ";")
 _TRIVIAL_LOWER = frozenset({*(t.lower() for t in TRIVIAL), "null", "undefined"})
 
 
@@ -269,16 +271,17 @@ def script_special_cases(effect: Effect, context: CallContext) -> bool:
 
 
 def _input_seen(key: str, context: CallContext) -> bool:
-    """A table's key an earlier output passes as a call's argument, or whose words one row
-    of a fixture table quotes (``'^0.2.0 0.2.1-rc.1'`` beside ``['^0.2.0', '0.2.1-rc.1']``)."""
+    """A table's key an earlier output passes as a call's argument, or whose parts, split at
+    spaces or at a joiner (``|``, ``,``, ``;``), one row of a fixture table or one assertion
+    quotes in order (``'^0.2.0 0.2.1-rc.1'`` beside ``['^0.2.0', '0.2.1-rc.1']``,
+    ``'Europe/London|1970-01-15'`` beside ``f('Europe/London', at('1970-01-15'))``)."""
     if argument_seen(key, context):
         return True
-    cells = key.split()
-    return (
-        len(cells) >= _MIN_ROW_CELLS
-        and all(len(cell) >= 2 for cell in cells)
-        and row_seen(cells, context)
-    )
+    for joiner in _JOINERS:
+        cells = key.split(joiner)
+        if len(cells) >= _MIN_ROW_CELLS:
+            return all(len(cell) >= 2 for cell in cells) and row_seen(cells, context)
+    return False
 
 
 def _big_number(literal: str) -> bool:

@@ -39,6 +39,14 @@ def test_other_text_is_left_as_it_is() -> None:
     assert output_text(strange) == strange
 
 
+def test_a_list_of_strings_gives_each_string() -> None:
+    opened = ["Successfully opened a.ts:\n\nf('x')\n", "Successfully opened b.ts:\n\ng()\n"]
+    assert output_text(repr(opened)) == "\n\n".join(opened)
+    assert output_text(json.dumps(opened)) == "\n\n".join(opened)
+    for other in ("['a', 1]", "['a', ['b']]", "['unclosed", "[1, 2]", "['a' + 'b']"):
+        assert output_text(other) == other
+
+
 def test_the_session_keeps_the_opened_output() -> None:
     state = SessionState()
     state.observe_output(_envelope("line one\nline two\n"))
