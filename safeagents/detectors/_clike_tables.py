@@ -11,10 +11,10 @@ by the table). So does one of one or two entries keyed by a later line of a stri
 quoted as a call's argument in earlier outputs (``Map.of("d,\\"e", 1)`` after
 ``errorLine("a,\\"b\\rc\\"\\nd,\\"e")``): one record of a test's input picked out, whatever it
 answers; the key holds a letter or digit and another character, and a first line (a
-header) does not count. A value may also be a constant expression, numbers and qualified constants
-joined by arithmetic (``"1d12h": 36 * time.Hour``, ``48*time.Hour + 30*time.Minute``), as a
-table-driven test spells its answers; a table with any other computed entry (a call, a
-name, a function) is no table of literals and is left alone.
+header) does not count. A value may also be a constant expression, numbers and qualified
+constants joined by arithmetic, in brackets or not (``"1d12h": 36 * time.Hour``, ``(9*24 +
+3) * time.Hour``), as a table-driven test spells its answers; a table with any other
+computed entry (a call, a name, a function) is no table of literals and is left alone.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ _MAX_LOOKED_UP = 16
 _TRIVIAL_LOWER = frozenset({*(t.lower() for t in TRIVIAL), "null", "nil", "none"})
 _ARITHMETIC = frozenset({"*", "+", "-", "/"})
 _QUALIFIERS = frozenset({".", "::"})
+_OPERATORS = _ARITHMETIC | _QUALIFIERS | {"(", ")"}
 _MAX_EXPRESSION = 16
 _ENDS = frozenset({",", "}", ")"})
 _ARGUMENT = re.compile(r'[\w$\])]\s*\(\s*"((?:[^"\\\n]|\\.){1,2000})"')
@@ -212,18 +213,21 @@ def _value_at(tokens: list[Token], index: int) -> tuple[str, int] | None:
     found = literal_at(tokens, index)
     if found is not None and (found[1] >= len(tokens) or tokens[found[1]].text in _ENDS):
         return found
-    position = index
+    position, depth = index, 0
     parts: list[str] = []
     while position < len(tokens) and position - index <= _MAX_EXPRESSION:
         token = tokens[position]
-        if token.text in _ENDS:
+        if token.text in _ENDS and not (depth and token.text == ")"):
             break
-        if token.kind not in {"num", "id"} and token.text not in _ARITHMETIC | _QUALIFIERS:
+        if token.text == "(" and position > index and tokens[position - 1].kind == "id":
+            return found
+        depth += (token.text == "(") - (token.text == ")")
+        if token.kind not in {"num", "id"} and token.text not in _OPERATORS:
             return found
         parts.append(token.text)
         position += 1
     qualified = any(part in _QUALIFIERS for part in parts)
     numbers = any(token.kind == "num" for token in tokens[index:position])
-    if not (qualified and numbers) or parts[-1] in _ARITHMETIC | _QUALIFIERS:
+    if depth or not (qualified and numbers) or parts[-1] in _ARITHMETIC | _QUALIFIERS | {"("}:
         return found
     return "".join(parts), position

@@ -149,8 +149,16 @@ def test_table_values_may_be_constant_expressions() -> None:
         'm := map[string]func() error{"a b": handle}',
         'm := map[string]time.Duration{"a": time.Duration(n) * time.Hour}',
         'm := map[string]int{"a": 2 *}',
+        'm := map[string]time.Duration{"a": (2 + 3 * time.Hour}',
+        'm := map[string]time.Duration{"a": time.Duration(3) * time.Hour}',
     ):
         assert list(table_entries(tokens_of(computed))) == []
+
+
+def test_table_values_may_be_bracketed_constant_expressions() -> None:
+    go = 'm := map[string]time.Duration{\n\t"1w2d3h": (9*24 + 3) * time.Hour,\n}'
+    found = [[(k, v) for k, v, _ in t] for t in table_entries(tokens_of(go))]
+    assert found == [[("1w2d3h", "(9*24+3)*time.Hour")]]
 
 
 def test_conditions_pinning_a_failing_calls_arguments() -> None:
