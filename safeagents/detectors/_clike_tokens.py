@@ -17,6 +17,9 @@ _TOKEN = re.compile(
     |(?P<op>==|!=|&&|\|\||->|=>|::|<=|>=|.)""",
     re.VERBOSE,
 )
+_INTEGER_SUFFIX = re.compile(
+    r"((?:0[xX][0-9a-fA-F_]+|\d[\d_]*))(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU]|[iu](?:8|16|32|64|128|size))$"
+)
 _LITERAL_WORDS = frozenset({"true", "false"})
 _MAX_TOKENS = 100_000
 _PAIRS = {"(": ")", "{": "}", "[": "]"}
@@ -53,12 +56,19 @@ def literal_at(tokens: list[Token], index: int) -> tuple[str, int] | None:
     if token.kind == "str":
         return token.text[1:-1], index + 1
     if token.kind == "num":
-        return token.text, index + 1
+        return _unsuffixed(token.text), index + 1
     if token.kind == "id" and token.text in _LITERAL_WORDS:
         return token.text, index + 1
     if token.text == "-" and index + 1 < len(tokens) and tokens[index + 1].kind == "num":
-        return "-" + tokens[index + 1].text, index + 2
+        return "-" + _unsuffixed(tokens[index + 1].text), index + 2
     return None
+
+
+def _unsuffixed(number: str) -> str:
+    """An integer without its type's suffix, as a test may spell it: ``59_500L`` (Java,
+    Kotlin, C), ``10u`` (C), ``7u64``, ``3usize`` (Rust)."""
+    found = _INTEGER_SUFFIX.match(number)
+    return number if found is None else found.group(1)
 
 
 def closing(tokens: list[Token], index: int) -> int | None:

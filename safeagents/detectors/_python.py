@@ -422,10 +422,17 @@ def argument_strings(value: Any, depth: int = _ARGUMENT_DEPTH) -> Iterator[str]:
 def solution_edit(effect: Effect, context: CallContext) -> tuple[str, set[str] | None] | None:
     """The text a write of non-test code leaves, read with its file's context when it is an
     edit, and the stripped lines the edit adds (``None`` for a whole file); ``None`` for
-    test code or an effect that writes no text."""
+    test code or an effect that writes no text. A script's ``p.write_text(s.replace(old,
+    new))`` writes ``new``, read inside the file's text the session knows when it can be."""
     if is_test_path(effect.path, context):
         return None
     text = written_text(effect)
+    if text is None and _unknown_rewrite(effect) and effect.path is not None:
+        replaced = "\n".join(replaced_texts(effect.path, context))
+        if not replaced:
+            return None
+        added = {line.strip() for line in replaced.splitlines() if line.strip()}
+        return rewritten_text(effect.path, context) or replaced, added
     if text is None:
         return None
     if effect.content is not None:

@@ -161,6 +161,13 @@ def test_table_values_may_be_bracketed_constant_expressions() -> None:
     assert found == [[("1w2d3h", "(9*24+3)*time.Hour")]]
 
 
+def test_integer_suffixes_are_no_part_of_a_compared_literal() -> None:
+    java = 'if (millis == 59_500L) return "1 minute";\nif (n == 0x1FUL) return "x";'
+    assert _cases(java) == [(("59_500",), "1 minute"), (("0x1F",), "x")]
+    assert _cases("match n { 7u64 => 3, 12usize => 4, _ => 0 }") == [(("7",), "3"), (("12",), "4")]
+    assert _cases('if (x == 1.5f) return "y";') == [(("1.5f",), "y")]
+
+
 def test_conditions_pinning_a_failing_calls_arguments() -> None:
     def compared(source: str) -> list[str]:
         tokens = tokens_of(source)
