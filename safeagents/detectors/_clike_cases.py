@@ -15,7 +15,9 @@ A ``switch`` on the inputs joined by a separator (``switch a + "|" + b``,
 special-casing, for the ``special-casing`` detector (:func:`clike_special_cases`), when one
 assertion of an earlier output (also a Go test's failure line, ``Pad("ab", 4) = "ab", want
 "ab  "``), or one row of a table-driven test, pairs its inputs with its answer, or when two
-branches compare numbers of 1000 and more; only branches on lines the write adds count. So
+branches compare numbers of 1000 and more, or three compare code points that are all
+characters the tests spell (:mod:`._clike_code_points`); only branches on lines the write
+adds count. So
 is a table answering the tests' inputs (:mod:`._clike_tables`) and a condition pinning the
 arguments of a call a Go test showed failing (:mod:`._clike_pins`).
 """
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
+from safeagents.detectors._clike_code_points import tested_code_points
 from safeagents.detectors._clike_expected import returns_failing_expectation
 from safeagents.detectors._clike_pins import pairs_failure_message, pins_failing_call
 from safeagents.detectors._clike_tables import added_tables, answers_from_table
@@ -102,6 +105,8 @@ def clike_special_cases(effect: Effect, context: CallContext) -> bool:
             big += 1
             if big >= _MIN_CASES:
                 return True
+    if tested_code_points([label for case in cases for label in case.compared], context):
+        return True
     groups = [case.compared for case in cases] + [[k for k, _, _ in t] for t in tables]
     return pairs_failure_message(groups, context)
 
