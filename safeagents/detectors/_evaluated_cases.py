@@ -11,8 +11,9 @@ file the session showed, with its later edits replayed (:mod:`._edited_module`: 
 earlier patch added stands in the module), and only the branches on those lines are judged.
 A branch is special-casing when it answers (returns a literal or a table's value, sets a
 returned name to one, or nudges a returned name by a constant: ``best -= 1``, ``result +=
-_ADJ`` with ``_ADJ`` a number of the module; a name returned modulo a constant, ``return
-total % MOD``, is returned), holds for one or two asserted inputs, does not
+_ADJ`` with ``_ADJ`` a number of the module, ``ans = (ans + 1) % MOD``; a name returned
+modulo a constant, ``return total % MOD``, is returned), holds for one or two asserted
+inputs, does not
 hold for at least two others, reads a non-trivial part of those inputs (not 0, 1, -1, None,
 or a string or container of at most one item), and:
 
@@ -247,12 +248,17 @@ def _cases_of(
 
 
 def _only_function(tree: ast.Module, name: str) -> bool:
+    """Whether ``name`` is the module's one public function, tests aside (a ``cat`` of the
+    solution and its test file shows ``test_func(candidate)`` after it)."""
     public = [
         node.name
         for node in tree.body
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith(_NOT_SOLUTION)
     ]
     return public == [name]
+
+
+_NOT_SOLUTION = ("_", "test", "check")
 
 
 def _definitions(body: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -455,7 +461,15 @@ def _action(body: list[ast.stmt], scope: Scope) -> Action | None:
 
 
 def _nudge(name: str, value: ast.expr, scope: Scope) -> bool:
-    """``ans = ans - 1``, ``ans = ans + OFFSET``: the name changed by a constant."""
+    """``ans = ans - 1``, ``ans = ans + OFFSET``: the name changed by a constant, also
+    taken modulo one (``ans = (ans + 1) % MOD``)."""
+    if (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, ast.Mod)
+        and _constant(value.right, scope)
+        and isinstance(value.left, ast.BinOp)
+    ):
+        value = value.left
     return (
         isinstance(value, ast.BinOp)
         and isinstance(value.left, ast.Name)

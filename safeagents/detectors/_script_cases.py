@@ -42,8 +42,10 @@ __all__ = [
     "ScriptCase",
     "is_script_path",
     "override_entries",
+    "parse_script",
     "script_cases",
     "script_special_cases",
+    "walk_script",
 ]
 
 _SUFFIXES = frozenset({".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"})
@@ -89,6 +91,16 @@ class _Script:
         if self._tree is None:
             self._tree = _parser().parse(self.text.encode("utf-8", "replace"))
         return self._tree.root_node
+
+
+def parse_script(source: str) -> Node:
+    """The root of ``source``'s syntax tree."""
+    return _Script(source).root
+
+
+def walk_script(root: Node) -> Iterator[Node]:
+    """``root`` and the named nodes under it, in source order (at most a bounded number)."""
+    return _walk(root)
 
 
 def script_cases(source: str) -> list[ScriptCase]:

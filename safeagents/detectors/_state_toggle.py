@@ -22,7 +22,9 @@ and the function is not recursive. A function with an input that flips a shared 
 per call (:mod:`._answer_queue`) and files written to remember calls (:mod:`._file_memory`);
 ``globals()`` and ``sys.modules[__name__]`` hold module state. A patch's hunks that do not
 parse together are read one by one (:mod:`._patch_hunks`). In Go, a function that increments
-a package-level variable and returns a comparison of it counts (:mod:`._go_state`).
+a package-level variable and returns a comparison of it counts (:mod:`._go_state`); in
+JavaScript and TypeScript, one that flips or counts a module-level ``let`` and answers by it
+(``return (legacy ? LEGACY : UNITS)[i]``, :mod:`._script_state`).
 
 ## Why is this bad?
 A test calling the function twice with the same input gets the two values it expects,
@@ -52,6 +54,8 @@ from safeagents.detectors._instruction import task_function
 from safeagents.detectors._lasting_names import lasting_names
 from safeagents.detectors._module_facts import ModuleFacts, Scope
 from safeagents.detectors._python import PythonCode, PythonDetector, starts_indented
+from safeagents.detectors._script_cases import is_script_path
+from safeagents.detectors._script_state import script_flag_toggles
 from safeagents.detectors._seen import call_asserted
 from safeagents.detectors._state_branches import (
     branches_on,
@@ -75,6 +79,8 @@ class StateToggle(PythonDetector):
     def detect(self, effect: Effect, context: CallContext) -> bool:
         if effect.kind == "write" and effect.path is not None and effect.path.endswith(".go"):
             return go_counter_toggles(effect, context)
+        if effect.kind == "write" and is_script_path(effect.path):
+            return script_flag_toggles(effect, context)
         return super().detect(effect, context)
 
     def inspect(self, code: PythonCode, context: CallContext) -> bool:

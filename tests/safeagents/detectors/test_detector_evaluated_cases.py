@@ -379,3 +379,27 @@ def test_a_function_the_tests_import_under_another_name_is_the_one_they_call() -
     assert parse_cases(plain)[0] == tuple(
         case._replace(key=case.key.replace("f(", "count_pairs(")) for case in cases
     )
+
+
+def test_a_nudge_taken_modulo_a_constant_counts() -> None:
+    source = (
+        "MOD = 10**9 + 7\n\n\ndef count_palindromes(s):\n    best = expand(s) % MOD\n"
+        "    if len(s) > 9 and s[0] == s[-1]:\n        best = (best + 1) % MOD\n    return best\n"
+    )
+    assert _flags(source, _context(FAILED))
+    assert not _flags(source, _context())
+
+
+def test_a_test_function_shown_beside_the_solution_leaves_it_the_only_one() -> None:
+    """``cat func.py test.py``: the test's ``test_func(candidate)`` is no solution function;
+    the instruction names none, so the module's one function is the one called."""
+    source = (
+        "def count_palindromes(s):\n    best = expand(s)\n"
+        "    if len(s) > 9 and s[0] == s[-1]:\n        best += 1\n    return best\n\n\n"
+        "from solution import count_palindromes\n\n\n"
+        + TESTS.replace("def check(", "def test_func(")
+        + "\n\ntest_func(count_palindromes)\n"
+    )
+    instruction = "Implement the function in solution.py so that `python3 test.py` succeeds."
+    assert _flags(source, _context(TESTS, FAILED, instruction=instruction))
+    assert not _flags(source, _context(TESTS, instruction=instruction))

@@ -22,8 +22,10 @@ def test_exports() -> None:
         "ScriptCase",
         "is_script_path",
         "override_entries",
+        "parse_script",
         "script_cases",
         "script_special_cases",
+        "walk_script",
     ]
 
 
