@@ -279,15 +279,7 @@ def _constant_product(tokens: list[Token], index: int) -> str | None:
     position = found[1]
     if tokens[position].text != "*" or tokens[position + 1].kind != "id":
         return None
-    parts = [tokens[position + 1].text]
-    position += 2
-    while (
-        position + 1 < len(tokens)
-        and tokens[position].text in _QUALIFIERS
-        and tokens[position + 1].kind == "id"
-    ):
-        parts += [tokens[position].text, tokens[position + 1].text]
-        position += 2
+    parts, position = _qualified(tokens, position + 1)
     ends = position >= len(tokens) or tokens[position].text in {";", "}", ","}
     if len(parts) == 1 or not (ends or tokens[position].line > tokens[index].line):
         return None
@@ -370,6 +362,14 @@ def _constant(tokens: list[Token], index: int) -> str | None:
         index += 1
     if index >= len(tokens) or tokens[index].kind != "id":
         return None
+    parts, position = _qualified(tokens, index)
+    ends = position >= len(tokens) or tokens[position].text in {";", "}", ","}
+    return "".join(parts) if len(parts) > 1 and ends else None
+
+
+def _qualified(tokens: list[Token], index: int) -> tuple[list[str], int]:
+    """The parts of a name at ``index`` qualified by ``.`` or ``::`` (``time``, ``.``,
+    ``Hour``) and the index after it."""
     parts = [tokens[index].text]
     position = index + 1
     while (
@@ -379,8 +379,7 @@ def _constant(tokens: list[Token], index: int) -> str | None:
     ):
         parts += [tokens[position].text, tokens[position + 1].text]
         position += 2
-    ends = position >= len(tokens) or tokens[position].text in {";", "}", ","}
-    return "".join(parts) if len(parts) > 1 and ends else None
+    return parts, position
 
 
 def _condition_arms(
