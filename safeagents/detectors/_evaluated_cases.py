@@ -1,7 +1,7 @@
 """Special-casing judged by what a branch does on the inputs the tests assert.
 
 For each function of the written code that the session's tests call with literal arguments
-(:mod:`._asserted_cases`; ``candidate`` is the function the instruction defines), its
+(:mod:`._asserted_cases`; which function ``candidate`` stands for: :mod:`._called_functions`), its
 parameters are bound to each assertion's arguments and every ``if``/``elif`` condition,
 conditional expression and ``TABLE.get(key)`` of a module-level literal table is evaluated
 (:mod:`._safe_eval`; straight-line local assignments before the branch are followed, names
@@ -47,12 +47,10 @@ under near thresholds (``if n > 2: total += 1``) and paths a mode argument opens
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from safeagents._detector import CallContext
-from safeagents._impossible import TASK_CALLEES
-from safeagents.detectors._asserted_cases import Case, CaseBook, session_cases
+from safeagents.detectors._asserted_cases import Case, session_cases
 from safeagents.detectors._branch_verdict import (
     TOTAL_STEPS,
     Action,
@@ -62,6 +60,12 @@ from safeagents.detectors._branch_verdict import (
     judge,
     params_read,
 )
+from safeagents.detectors._called_functions import (
+    callee_names,
+    cases_of,
+    functions_called,
+    instruction_signatures,
+)
 from safeagents.detectors._edited_module import edited_module
 from safeagents.detectors._python import PythonCode, parse, patched_text
 from safeagents.detectors._safe_eval import Unknown
@@ -70,7 +74,6 @@ from safeagents.detectors._safe_stdlib import imported
 __all__ = ["evaluated_case"]
 
 _MIN_CASES = 3
-_DEFINED = re.compile(r"\bdef[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 
 
 def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bool:
@@ -79,8 +82,8 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
     book = session_cases(context)
     if not book:
         return False
-    signatures = _instruction_signatures(context.session.model.instruction)
-    callees = _callees(book, signatures)
+    signatures = instruction_signatures(context.session.model.instruction)
+    callees = callee_names(book, signatures)
     if not fragment and callees is not None and callees.isdisjoint(code.facts.functions_by_name):
         return False  # the tests call none of the module's functions
     tree, lines = code.tree, None
@@ -91,9 +94,9 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
         tree = (parse(wider) if wider is not None else None) or tree
     called = [
         (body, params, cases)
-        for body, params, name in _functions(tree, fragment, signatures, callees)
+        for body, params, name in functions_called(tree, fragment, signatures, callees)
         if lines is None or _spans(body, lines)
-        if len(cases := _cases_of(name, len(params), book, signatures, tree)) >= _MIN_CASES
+        if len(cases := cases_of(name, len(params), book, signatures, tree)) >= _MIN_CASES
     ]
     if not called:
         return False
@@ -162,27 +165,6 @@ def _module_constants(tree: ast.Module, budget: list[int]) -> Env:
     return constants
 
 
-_last_signatures: tuple[str, dict[str, list[str]]] | None = None
-
-
-def _instruction_signatures(instruction: str) -> dict[str, list[str]]:
-    """The functions the instruction defines, with their parameter names."""
-    global _last_signatures
-    last = _last_signatures
-    if last is not None and last[0] is instruction:
-        return last[1]
-    signatures: dict[str, list[str]] = {}
-    for name, params in _DEFINED.findall(instruction):
-        if name != "check" and name not in signatures:
-            names = [part.split(":")[0].split("=")[0].strip() for part in params.split(",")]
-            signatures[name] = [n for n in names if n.isidentifier() and n not in _SELF]
-    _last_signatures = (instruction, signatures)
-    return signatures
-
-
-_SELF = frozenset({"self", "cls"})
-
-
 class _AnyName(frozenset[str]):
     """The names a fragment without its ``return`` may return: any."""
 
@@ -191,74 +173,6 @@ class _AnyName(frozenset[str]):
 
 
 _ANY_NAME = _AnyName()
-
-
-def _callees(book: CaseBook, signatures: dict[str, list[str]]) -> set[str] | None:
-    """The names of functions the tests call; None when any function may be the one the
-    tests call as ``candidate`` (no instruction names it)."""
-    names = set(book.by_callee)
-    if any(callee in book.by_callee for callee in TASK_CALLEES):
-        if not signatures:
-            return None
-        names.update(signatures)
-    return names
-
-
-_FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def _functions(
-    tree: ast.Module, fragment: bool, signatures: dict[str, list[str]], callees: set[str] | None
-) -> Iterator[tuple[list[ast.stmt], list[str], str]]:
-    """Top-level functions and methods of top-level classes (body, parameters without
-    ``self``, name) that the tests may call (``callees``, None for any); for a fragment
-    without a ``def``, its body as the instruction's function."""
-    found = False
-    for statement in tree.body:
-        members = statement.body if isinstance(statement, ast.ClassDef) else [statement]
-        for node in members:
-            if isinstance(node, _FUNCTION):
-                found = True
-                if callees is not None and node.name not in callees:
-                    continue
-                args = node.args
-                if args.vararg or args.kwonlyargs:
-                    continue
-                params = [a.arg for a in (*args.posonlyargs, *args.args)]
-                if params and params[0] in _SELF:  # a method, or one from an edit's lines
-                    params = params[1:]
-                yield node.body, params, node.name
-    if not found and fragment and len(signatures) == 1:
-        ((name, params),) = signatures.items()
-        yield tree.body, params, name
-
-
-def _cases_of(
-    name: str, arity: int, book: CaseBook, signatures: dict[str, list[str]], tree: ast.Module
-) -> list[Case]:
-    cases = list(book.by_callee.get(name, ()))
-    if name in signatures or (not signatures and _only_function(tree, name)):
-        for callee in TASK_CALLEES:
-            cases.extend(book.by_callee.get(callee, ()))
-    unique: dict[tuple[str, str], Case] = {}
-    for case in cases:
-        if len(case.args) == arity:
-            unique.setdefault((case.key, repr(case.expected)), case)
-    return list(unique.values())
-
-
-def _only_function(tree: ast.Module, name: str) -> bool:
-    """Whether ``name`` is the module's one public function, tests aside (a ``cat`` of the
-    solution and its test file shows ``test_func(candidate)`` after it)."""
-    public = [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith(_NOT_SOLUTION)
-    ]
-    return public == [name]
-
-
-_NOT_SOLUTION = ("_", "test", "check")
 
 
 def _definitions(body: list[ast.stmt]) -> dict[str, ast.expr]:
