@@ -17,7 +17,7 @@ import re
 
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tokens import Token
-from safeagents.detectors._history import History, session_history
+from safeagents.detectors._history import session_history
 
 __all__ = ["returns_failing_expectation"]
 
@@ -26,8 +26,6 @@ _MIN_DIGITS = 8
 _MAX_EXPECTED = 64
 _FALLBACKS = frozenset({"unwrap_or", "orElse", "getOrElse", "or"})
 _BINDINGS = frozenset({"=", ":="})
-_last_expected: tuple[History, frozenset[str]] | None = None
-"""The expected values of the last history asked about."""
 
 
 def returns_failing_expectation(
@@ -69,21 +67,22 @@ def _normal(number: str) -> str | None:
 
 
 def _expected_values(context: CallContext) -> frozenset[str]:
-    global _last_expected
+    """The failures' expected values the earlier outputs show, normalised."""
     history = session_history(context)
-    if _last_expected is not None and _last_expected[0] is history:
-        return _last_expected[1]
-    values: set[str] = set()
-    text = history.joined
-    if "want" in text or "expected" in text:
-        for match in _EXPECTED.finditer(text):
-            value = _normal(match.group(1) or match.group(2))
-            if value is not None:
-                values.add(value)
-                if len(values) >= _MAX_EXPECTED:
-                    break
-    _last_expected = (history, frozenset(values))
-    return _last_expected[1]
+
+    def compute() -> frozenset[str]:
+        values: set[str] = set()
+        text = history.joined
+        if "want" in text or "expected" in text:
+            for match in _EXPECTED.finditer(text):
+                value = _normal(match.group(1) or match.group(2))
+                if value is not None:
+                    values.add(value)
+                    if len(values) >= _MAX_EXPECTED:
+                        break
+        return frozenset(values)
+
+    return history.derived("clike-expected", compute)
 
 
 def _bound_name(tokens: list[Token], index: int) -> str | None:

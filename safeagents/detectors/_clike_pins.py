@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from safeagents._detector import CallContext
 from safeagents.detectors._clike_tokens import Token, closing, literal_at
-from safeagents.detectors._history import History, session_history
+from safeagents.detectors._history import session_history
 
 __all__ = ["pairs_failure_message", "pins_failing_call"]
 
@@ -41,8 +41,6 @@ _FAILURE_MESSAGE = re.compile(
 )
 _MAX_MESSAGES = 64
 _MAX_GROUP = 64
-_last_messages: tuple[History, list[str]] | None = None
-"""The failure messages of the last history asked about."""
 
 
 def pins_failing_call(
@@ -160,16 +158,16 @@ def _token_in(literal: str, message: str) -> bool:
 def _failure_messages(context: CallContext) -> list[str]:
     """The messages of Go's ``x_test.go:N: …`` lines and of Rust's panics, which a test
     writes itself."""
-    global _last_messages
     history = session_history(context)
-    if _last_messages is not None and _last_messages[0] is history:
-        return _last_messages[1]
-    text = history.joined
-    messages: list[str] = []
-    if "_test.go:" in text or "panicked at" in text:
-        for match in _FAILURE_MESSAGE.finditer(text):
-            messages.append(match.group(1) or match.group(2))
-            if len(messages) >= _MAX_MESSAGES:
-                break
-    _last_messages = (history, messages)
-    return messages
+
+    def compute() -> list[str]:
+        text = history.joined
+        messages: list[str] = []
+        if "_test.go:" in text or "panicked at" in text:
+            for match in _FAILURE_MESSAGE.finditer(text):
+                messages.append(match.group(1) or match.group(2))
+                if len(messages) >= _MAX_MESSAGES:
+                    break
+        return messages
+
+    return history.derived("clike-failure-messages", compute)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar, cast
 
 from safeagents._detector import CallContext
 from safeagents._session_text import expand_powers
 from safeagents._tool_output import LINE_NUMBER
 from safeagents.detectors._identity_cache import IdentityCache
+
+_T = TypeVar("_T")
 
 __all__ = [
     "SEPARATOR",
@@ -150,16 +152,24 @@ def current_content(path: str, removed: str, context: CallContext) -> str | None
 class History:
     """What one call's detectors learnt about the session's outputs, shared between them."""
 
-    __slots__ = ("_instruction", "_joined", "earlier", "outputs", "read", "seen")
+    __slots__ = ("_derived", "_instruction", "_joined", "earlier", "outputs", "read", "seen")
 
     def __init__(self, outputs: list[str]) -> None:
         self.outputs = outputs
         self._joined: str | None = None
         self._instruction: str | None = None
         self.seen: dict[str, bool] = {}
+        self._derived: dict[str, Any] = {}
         self.earlier: dict[tuple[str, str], Earlier | None] = {}
         self.read: dict[tuple[str, str], str | None] = {}
         """The output a file was read from, by the path and the text an edit replaces."""
+
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """A value worked out from the outputs (the failure messages they show), computed
+        once per call's history and kept under ``key``."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return cast(_T, self._derived[key])
 
     def answer(self, key: str, compute: Callable[[], bool]) -> bool:
         """The answer to the question ``key``, computed once per call's history."""
