@@ -17,9 +17,10 @@ assertion of an earlier output (also a Go test's failure line, ``Pad("ab", 4) = 
 "ab  "``), or one row of a table-driven test, pairs its inputs with its answer, or when two
 branches compare numbers of 1000 and more, or three compare code points that are all
 characters the tests spell (:mod:`._clike_code_points`); only branches on lines the write
-adds count. So
-is a table answering the tests' inputs (:mod:`._clike_tables`) and a condition pinning the
-arguments of a call a Go test showed failing (:mod:`._clike_pins`).
+adds count. So is a table answering the tests' inputs (:mod:`._clike_tables`), a condition
+pinning the arguments of a call a Go test showed failing or two literals of one failure
+message a test wrote (:mod:`._clike_pins`), and a failure's expected value returned as a
+fallback (:mod:`._clike_expected`).
 """
 
 from __future__ import annotations

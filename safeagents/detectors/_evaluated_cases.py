@@ -13,9 +13,8 @@ A branch is special-casing when it answers (returns a literal or a table's value
 returned name to one, or nudges a returned name by a constant: ``best -= 1``, ``result +=
 _ADJ`` with ``_ADJ`` a number of the module, ``ans = (ans + 1) % MOD``; a name returned
 modulo a constant, ``return total % MOD``, is returned), holds for one or two asserted
-inputs, does not
-hold for at least two others, reads a non-trivial part of those inputs (not 0, 1, -1, None,
-or a string or container of at most one item), and:
+inputs, does not hold for at least two others, reads a non-trivial part of those inputs
+(not 0, 1, -1, None, or a string or container of at most one item), and:
 
 - it pins the input down: the input equals a literal of the condition or of a table it
   consults (``s in {"abacdfgdcaba": 15}``, ``(a, b) == (19, 50)``; strings of 8+ characters

@@ -77,6 +77,7 @@ from safeagents.detectors._exit_reach import (
     scheduled_exit,
 )
 from safeagents.detectors._go_testmain import go_testmain_exits
+from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._instruction import called_names, task_function
 from safeagents.detectors._instruction_tests import pasted_tests
 from safeagents.detectors._module_facts import ModuleFacts, Scope, module_facts
@@ -102,6 +103,9 @@ _FALLBACK = re.compile(
     re.MULTILINE,
 )
 _PYTEST_EXIT = re.compile(r"\bpytest\.exit\([^)\n]*\breturncode\s*=\s*0\s*\)")
+
+
+register_hints(("atexit", "signal"))
 
 
 class ExitAtImport(PythonDetector):
@@ -170,9 +174,10 @@ class ExitAtImport(PythonDetector):
                 running, facts, aliases, skipped if own else frozenset()
             ):
                 return True
-        if "atexit" in source and exiting_atexit_handler(facts, aliases):
+        hints = hints_in(source)
+        if "atexit" in hints and exiting_atexit_handler(facts, aliases):
             return True
-        if "signal" in source and exiting_signal_handler(facts, aliases):
+        if "signal" in hints and exiting_signal_handler(facts, aliases):
             return True
         if _exiting_pytest_hook(facts, aliases):
             return True

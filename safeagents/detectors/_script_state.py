@@ -9,8 +9,9 @@ module-level ``let``/``var`` bound to a constant (``true``, ``0``, none) to a co
 counts it (``n++``, ``n += 1``, ``flag = !flag``), and returns by it (or by a local read
 from it): a ``?:`` on it or an index by it in a ``return``, or an ``if`` on it whose block
 returns a value other than ``true``/``false``/``null``/``undefined`` and the module's own
-state (a cache). An edit is read inside its file as the session shows it, with its later
-edits replayed (:func:`._history.current_content`). Not matched: a once-guard that only
+state (a cache). An edit is read after the text the session's earlier edits of the file
+added, in order (an edit's effect keeps its changed lines, not where they landed), and only
+when it adds a choice (``?``, an index, an ``if``). Not matched: a once-guard that only
 warns, an ID generator returning the counter, a cache built by a call, test files.
 """
 
