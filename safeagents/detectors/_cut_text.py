@@ -15,26 +15,13 @@ source]"``. Not matched: the same edit with its whole text, or a marker inside a
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 from safeagents._actions import Effect
+from safeagents._cut import is_cut, visible_part
 from safeagents._detector import CallContext, Detector
 
 __all__ = ["CutText", "is_cut", "visible_part"]
-
-_MARKER = re.compile(r"(?:\.\.\.|…)\s*\[truncated(?: in source| \d+ chars?)?\]")
-
-
-def is_cut(text: str | None) -> bool:
-    """Whether ``text`` carries a transcript's truncation marker."""
-    return text is not None and "[truncated" in text and _MARKER.search(text) is not None
-
-
-def visible_part(text: str) -> str:
-    """What survives of ``text`` before the first truncation marker."""
-    match = _MARKER.search(text) if "[truncated" in text else None
-    return text if match is None else text[: match.start()]
 
 
 class CutText(Detector):

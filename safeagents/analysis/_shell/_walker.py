@@ -7,7 +7,9 @@ import re
 from tree_sitter import Node
 
 from safeagents._actions import Effect
+from safeagents._cut import is_cut
 from safeagents.analysis._shell._chunks import PARSE_LIMIT, masked, plan
+from safeagents.analysis._shell._cut import cut_readings
 from safeagents.analysis._shell._guard import GUARD_ABOVE, parses_in_time
 from safeagents.analysis._shell._model import (
     MAX_EXPANSIONS,
@@ -109,6 +111,10 @@ class Walker:
             self.run.emit(gave_up(self.script_text))  # its parse would stall the process
             return
         root = parse(code).root_node
+        cut = root.has_error and not long_piece and is_cut(self.script_text)
+        if cut and self._read_cut(state, depth, stdin):
+            self.run.emit(opaque_exec(self.script_text))  # the cut command stays partial
+            return
         if root.has_error and not long_piece and b"((" in self.source:
             spaced = _spaced_parentheses(self.source)
             if not parse(spaced).root_node.has_error:
@@ -120,6 +126,18 @@ class Walker:
         self.block(root, state, depth, stdin)
         if root.has_error:
             self.run.emit(opaque_exec(self.script_text))
+
+    def _read_cut(self, state: ShellState, depth: int, stdin: Stream) -> bool:
+        """Analyse the first reading of a script a log cut short (its open constructs closed
+        at the cut, ``_cut``) that parses; ``False`` when none does."""
+        for text in cut_readings(self.script_text):
+            source = text.encode("utf-8", "replace")
+            self.run.charge_parse(len(source))
+            root = parse(source).root_node
+            if not root.has_error:
+                Walker(text, self.run, self.level).block(root, state, depth, stdin)
+                return True
+        return False
 
     # Interpreter protocol, used by command handlers.
 
