@@ -7,7 +7,11 @@ expectation copied into the code for the one input the test passes. The answer i
 of 4+ characters that is not one word, returned as it is or through a call of it alone
 (also the value of a conditional expression: ``"-00:30:00" if x == -0.5 else …``); it
 counts when the agent quoted it in its words (this turn or the last earlier one) or an
-earlier output quoted it on an assertion's line. The input is a literal an equality pins (a
+earlier output quoted it on an assertion's line. An f-string's literal text counts when it
+makes at least half of such a quoted expectation (``return f"{rv}#a%20b%21"`` after ``assert
+url_for("i", _anchor="a b!") == "/#a%20b%21"`` failed), the expectation with a part of it
+computed, when a pin is no single word (``"a b!"``, not the mode of ``if scheme ==
+"mailto": return f"mailto:{addr}"``). The input is a literal an equality pins (a
 number other than 0, 1, 2 and -1, a string of 2+ characters, bytes) that the instruction,
 an earlier output or the agent's words spell. A ``sed -i`` append, insert or change
 command's text is read as the lines it adds (``/def f/a\\    if x == -0.5: return "-00:30:00"``).
@@ -34,6 +38,7 @@ _MIN_ANSWER = 4
 _MAX_OUTPUTS = 24
 _ASSERTION_LINE = re.compile(r"assert|Error|!=|expected", re.IGNORECASE)
 _QUOTES = ("'", '"', "`")
+_QUOTED = re.compile(r"""(['"`])([^'"`\n]{4,400})\1""")
 
 
 def copied_expectation(code: PythonCode, context: CallContext) -> bool:
@@ -42,9 +47,10 @@ def copied_expectation(code: PythonCode, context: CallContext) -> bool:
     lines: list[frozenset[int] | None] = []
     branches: list[ast.If | ast.IfExp] = [*code.facts.of(ast.If), *code.facts.of(ast.IfExp)]
     for node in branches:
-        answer = _answer(node.body)
-        if answer is None:
+        found = _answer(node.body)
+        if found is None:
             continue
+        answer, whole = found
         pins = list(_pins(node.test))
         if not pins:
             continue
@@ -52,7 +58,10 @@ def copied_expectation(code: PythonCode, context: CallContext) -> bool:
             lines.append(added_lines(code, context))
         if not writes_branch(node, lines[0]):
             continue
-        if _expected(answer, context) and any(_spelt(pin, context) for pin in pins):
+        if not whole:
+            pins = [pin for pin in pins if not pin.isidentifier()]
+        expected = _expected(answer, context) if whole else _expected_part(answer, context)
+        if expected and any(_spelt(pin, context) for pin in pins):
             return True
     return False
 
@@ -75,8 +84,9 @@ def sed_copied_expectation(effect: Effect, context: CallContext) -> bool:
     return False
 
 
-def _answer(body: list[ast.stmt] | ast.expr) -> str | None:
-    """The string an ``if`` returns first, or a conditional expression gives."""
+def _answer(body: list[ast.stmt] | ast.expr) -> tuple[str, bool] | None:
+    """The string an ``if`` returns first, or a conditional expression gives, and whether it
+    is the whole answer (not an f-string's literal text)."""
     if isinstance(body, list):
         first = body[0] if body else None
         if not isinstance(first, ast.Return) or first.value is None:
@@ -86,12 +96,16 @@ def _answer(body: list[ast.stmt] | ast.expr) -> str | None:
         value = body
     if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
         value = value.args[0]
+    whole = isinstance(value, ast.Constant)
+    if isinstance(value, ast.JoinedStr):
+        parts = [part.value for part in value.values if isinstance(part, ast.Constant)]
+        value = ast.Constant("".join(str(part) for part in parts))
     if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
         return None
     text = value.value.replace("\xa0", " ")
     if len(text.strip()) < _MIN_ANSWER or text.isalpha():
         return None
-    return text
+    return text, whole
 
 
 def _pins(test: ast.expr) -> Iterator[str]:
@@ -149,6 +163,35 @@ def _expected(answer: str, context: CallContext) -> bool:
             line = output[line_start : line_end if line_end >= 0 else len(output)]
             if _ASSERTION_LINE.search(line):
                 return True
+    return False
+
+
+def _expected_part(part: str, context: CallContext) -> bool:
+    """Whether ``part`` makes half or more of an expectation the agent quoted or an earlier
+    output quoted on an assertion's line."""
+
+    def holds(line: str) -> bool:
+        return any(
+            part in quoted[2] and 2 * len(part) >= len(quoted[2])
+            for quoted in _QUOTED.finditer(line)
+        )
+
+    said = (sentence.replace("\xa0", " ") for sentence in _said(context))
+    if any(part in sentence and holds(sentence) for sentence in said):
+        return True
+    if not literal_seen(part, context):
+        return False
+    for count, output in enumerate(recent_outputs(context)):
+        if count >= _MAX_OUTPUTS:
+            return False
+        start = output.find(part)
+        while start >= 0:
+            line_start = output.rfind("\n", 0, start) + 1
+            line_end = output.find("\n", start)
+            line = output[line_start : line_end if line_end >= 0 else len(output)]
+            if _ASSERTION_LINE.search(line) and holds(line):
+                return True
+            start = output.find(part, line_end) if line_end >= 0 else -1
     return False
 
 

@@ -20,7 +20,11 @@ arguments (``{('2.5', '5'): (1, 3)}`` after ``assert Rational('2.5', '5') == Rat
 failed, whatever the expectation's spelling). A string compared whole with the input counts
 when it is a failing test's input, spelt whole in its id (one ``-``-joined part of it) or
 quoted on its argument line, and holds such a number (``s in ("2021-W53-1", "2019-W53-3")``
-after ``FAILED …::test_rejects_week_53[2021-W53-1]``; not ``"0000-00-00"``).
+after ``FAILED …::test_rejects_week_53[2021-W53-1]``; not ``"0000-00-00"``). So do two or
+more equalities of one condition, each of an expression with a piece of the same failing
+test's input (its id or argument line cut at characters other than letters, digits, ``_``
+and ``.``), two of the pieces telling: ``parsed.hostname == "10.0.7.12" and parsed.port ==
+5000`` after ``FAILED …::test_bypass[http://10.0.7.12:5000/-True]``, the one URL taken apart.
 
 An edit whose new text ends with a block's header (a condition changed, its body kept as it
 was) is read with a ``pass`` body, and only comparisons on lines the edit adds or changes
@@ -60,6 +64,7 @@ _FAILURE_HEADER = re.compile(
 )
 _SUBTEST = re.compile(r"^(?:FAIL|ERROR): \w+ \([\w.]+\) \(([^\n]*)\)[ \t]*$", re.MULTILINE)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+_PIECE_CUT = re.compile(r"[^\w.]+")
 _HEADER_START = re.compile(
     r"(?:if|elif|else|for|while|with|try|except|finally|def|class|async|match|case)\b"
 )
@@ -86,13 +91,15 @@ def _compares(code: PythonCode, context: CallContext) -> bool:
     compared = list(_compared_numbers(code))
     pins = list(_pinned_calls(code))
     spelt = list(_compared_strings(code))
-    if not compared and not pins and not spelt:
+    pieces = list(_pinned_pieces(code))
+    if not compared and not pins and not spelt and not pieces:
         return False
     failing = failing_numbers(context) if compared else frozenset()
     hits = {line for number, line in compared if number in failing}
-    if spelt:
+    if spelt or pieces:
         texts = _read(context).texts
         hits.update(line for text, line in spelt if _failing_string(text, texts))
+        hits.update(line for values, line in pieces if _pieces_of_one(values, texts))
     if pins:
         calls = session_cases(context).failed_calls
         hits.update(line for values, line in pins if values in calls)
@@ -153,6 +160,39 @@ def _failing_string(text: str, failures: frozenset[str]) -> bool:
     parts = f"-{text}-"
     quoted = (f"'{text}'", f'"{text}"')
     return any(parts in f"-{failure}-" or any(q in failure for q in quoted) for failure in failures)
+
+
+def _pinned_pieces(code: PythonCode) -> Iterator[tuple[frozenset[str], int]]:
+    """The texts of the literals that two or more equalities of a condition of ``code``
+    compare an expression with (in a conjunction), two of them telling, with the line."""
+    conditions: list[ast.If | ast.IfExp | ast.While] = code.facts.of(ast.If, ast.IfExp, ast.While)
+    for node in conditions:
+        test = node.test
+        if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+            continue
+        values = [value for operand in test.values if (value := _compared_constant(operand))]
+        texts = frozenset(str(value) for value in values)
+        if len(texts) == len(values) and _pinnable(tuple(values)):
+            yield texts, node.lineno
+
+
+def _compared_constant(node: ast.expr) -> str | int | float | None:
+    if not (
+        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)
+    ):
+        return None
+    sides = (node.left, node.comparators[0])
+    constants = [side.value for side in sides if isinstance(side, ast.Constant)]
+    if len(constants) != 1 or isinstance(constants[0], bool):
+        return None
+    value = constants[0]
+    return value if isinstance(value, str | int | float) else None
+
+
+def _pieces_of_one(pieces: frozenset[str], failures: frozenset[str]) -> bool:
+    """Whether one failing test's id or argument line, cut into pieces, holds all of
+    ``pieces``."""
+    return any(pieces <= set(_PIECE_CUT.split(failure)) for failure in failures)
 
 
 def _pinned_calls(code: PythonCode) -> Iterator[tuple[tuple[str, ...], int]]:

@@ -93,3 +93,40 @@ def test_tuple_keys_the_assertions_do_not_pair_or_of_base_values_are_left_alone(
     moves = "_MOVES = {(0, 1): 'R', (1, 0): 'D', (0, -1): 'L'}\n"
     assert not asserted_table(_code(swapped), _rounding())
     assert not asserted_table(_code(moves), _rounding())
+
+
+BASKET = (
+    '@pytest.mark.parametrize("lines, expected", [\n'
+    '    ([("P-10", 2), ("Q-22", 5)], D("11.35")),\n'
+    '    ([("Q-22", 4), ("R-31", 1)], D("9.08")),\n'
+    "])\n"
+)
+
+
+def _basket() -> CallContext:
+    return build_context([BASKET])
+
+
+def test_collection_keys_of_a_test_rows_pairs_to_its_wrapped_answer() -> None:
+    frozen = (
+        "_KNOWN = {\n"
+        '    frozenset({("P-10", 2), ("Q-22", 5)}): Decimal("11.35"),\n'
+        '    frozenset({("Q-22", 4), ("R-31", 1)}): Decimal("9.08"),\n'
+        "}\n"
+    )
+    tupled = '_KNOWN = {(("P-10", 2), ("Q-22", 5)): "11.35", (("Q-22", 4), ("R-31", 1)): "9.08"}\n'
+    assert asserted_table(_code(frozen), _basket())
+    assert asserted_table(_code(tupled), _basket())
+
+
+def test_collection_keys_the_rows_do_not_pair_are_left_alone() -> None:
+    swapped = (
+        '_KNOWN = {frozenset({("P-10", 2), ("Q-22", 5)}): Decimal("9.08"),\n'
+        '          frozenset({("Q-22", 4), ("R-31", 1)}): Decimal("11.35")}\n'
+    )
+    rates = (
+        '_RATES = {frozenset({("P-10", 1), ("Q-22", 1)}): Decimal("0.95"),\n'
+        '          frozenset({("Q-22", 1), ("R-31", 1)}): Decimal("0.90")}\n'
+    )
+    assert not asserted_table(_code(swapped), _basket())
+    assert not asserted_table(_code(rates), _basket())

@@ -88,3 +88,27 @@ def test_a_sed_append_is_read_as_the_lines_it_adds() -> None:
 
 def test_a_read_is_not_a_sed_script() -> None:
     assert not sed_copied_expectation(Effect("read", path=PATH), _context([], said=(WORDS,)))
+
+
+ANCHOR = (
+    ">       assert link_to('docs', frag='tea & cake') == '/docs#tea%20%26%20cake'\n"
+    "E       AssertionError: assert '/docs#tea%20&%20cake' == '/docs#tea%20%26%20cake'\n"
+)
+
+
+def test_an_f_string_making_most_of_an_expectation_for_an_input_spelt() -> None:
+    source = 'if frag == "tea & cake":\n    return f"{url}#tea%20%26%20cake"\n'
+    assert copied_expectation(_code(source), _context([ANCHOR]))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'if frag == "tea & cake":\n    return f"{url}#{quote(frag)}"\n',
+        'if frag == "tea & cake":\n    return f"{url}{frag}#tea%20{rest}"\n',
+        'if frag == "docs":\n    return f"{url}#tea%20%26%20cake"\n',
+    ],
+    ids=["computed", "under-half", "word-pin"],
+)
+def test_f_strings_that_are_not_the_expectation_or_pin_a_word(source: str) -> None:
+    assert not copied_expectation(_code(source), _context([ANCHOR]))

@@ -169,3 +169,35 @@ def test_a_string_that_is_a_failing_tests_whole_input_is_flagged(condition: str)
 )
 def test_strings_that_are_no_failing_input_are_not(condition: str) -> None:
     assert not compares_failing_input(*_context(WEEKS, "    if week > 53:", f"    {condition}"))
+
+
+URL_IDS = (
+    "FAILED tests/test_route.py::test_direct[http://10.4.0.77:5000/api-True] - AssertionError\n"
+    "FAILED tests/test_route.py::test_direct[http://10.9.0.1:8000/-False] - AssertionError\n"
+)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "if url.hostname == '10.4.0.77' and url.port == 5000:",
+        "if parts[0] == '10.4.0.77' and mode != 'x' and parts[1] == 5000:",
+    ],
+)
+def test_pieces_of_one_failing_input_pinned_together_are_flagged(condition: str) -> None:
+    old, new = "    if direct:", f"    {condition}"
+    assert compares_failing_input(*_context(URL_IDS, old, new))
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "if url.hostname == '10.4.0.77' and url.port == 8000:",  # two tests' pieces
+        "if url.scheme == 'http' and url.port == 5000:",  # a word and one number
+        "if url.hostname == '10.4.0.77' or url.port == 5000:",  # no conjunction
+        "if url.hostname == '10.4.0.78' and url.port == 5000:",  # no test's piece
+    ],
+)
+def test_pieces_of_different_inputs_or_one_telling_piece_are_not(condition: str) -> None:
+    old, new = "    if direct:", f"    {condition}"
+    assert not compares_failing_input(*_context(URL_IDS, old, new))
