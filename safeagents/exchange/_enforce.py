@@ -66,6 +66,15 @@ class Enforcer:
             slot, ex.dialect, ex.body, ex.info, ex.harness, ex.analysis, ex.text_mode
         )
 
+    async def prior(self, ex: Exchange) -> tuple[Finding, ...]:
+        """The work on the request's own conversation, which needs no answer: its calls
+        this process has not analysed are learned (see :meth:`CallChecks.learn`) and the
+        findings it reveals returned (:meth:`revealed`)."""
+        slot = (ex.session_id, ex.plan.kind)
+        history = self.history.unseen_calls(slot, ex.dialect, ex.body, ex.info, ex.text_mode)
+        await self.checks.learn(history, harness=ex.harness, context=ex.analysis)
+        return self.revealed(ex)
+
     def revealed(self, ex: Exchange) -> tuple[Finding, ...]:
         """Findings on calls that already ran, made clear by what this request's conversation
         added (see :meth:`Firewall.revealed`): they mark the session hacked, stop nothing."""
@@ -107,17 +116,16 @@ class Enforcer:
         text_forwarded: bool = False,
         before_reask: Callable[[list[Attempt]], Awaitable[None]] | None = None,
         reported: Callable[[], Awaitable[Collection[FindingKey]]] | None = None,
+        prior: Awaitable[tuple[Finding, ...]] | None = None,
     ) -> Decision:
         """Check ``first`` (already answered) and re-ask as the strategy says;
         ``before_reask(attempts)`` runs before each re-ask is sent (to store what was found);
         ``reported()``: the findings the session already has (read only when this request
-        reveals some, so that one another process reported is not recorded again)."""
+        reveals some, so that one another process reported is not recorded again);
+        ``prior``: :meth:`prior` of ``ex``, begun while the upstream answered."""
         assert first.response is not None
         decision = Decision(delivered=first.response, attempts=[first])
-        slot = (ex.session_id, ex.plan.kind)
-        history = self.history.unseen_calls(slot, ex.dialect, ex.body, ex.info, ex.text_mode)
-        await self.checks.learn(history, harness=ex.harness, context=ex.analysis)
-        late = self.revealed(ex)
+        late = await (prior if prior is not None else self.prior(ex))
         if late and reported is not None:
             known = await reported()
             late = tuple(f for f in late if finding_key(f) not in known)

@@ -11,6 +11,7 @@ then stores the rest.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Sequence
 from types import TracebackType
@@ -23,6 +24,7 @@ from safeagents.exchange._exchange import Attempt, Decision, Exchange, ExchangeF
 from safeagents.exchange._services import Services
 from safeagents.exchange._text_mode import ending
 from safeagents.exchange._upstream import UpstreamError
+from safeagents.rules import Finding
 from safeagents.store import TurnStatus
 
 __all__ = ["ABORTED", "STOPPED_TEXT", "Outcome"]
@@ -35,7 +37,7 @@ STOPPED_TEXT = "safeagents stopped this run after a blocked tool call; it cannot
 class Outcome:
     """One exchange's first attempt and its single record (the first claim wins)."""
 
-    __slots__ = ("attempts", "claimed", "ex", "first", "services")
+    __slots__ = ("_prior", "attempts", "claimed", "ex", "first", "services")
 
     def __init__(self, services: Services, ex: Exchange) -> None:
         self.services = services
@@ -45,6 +47,13 @@ class Outcome:
         """Every attempt made so far (re-asks follow the first)."""
         self.claimed = False
         """Someone is recording (or has recorded) this exchange; nobody else will."""
+        self._prior: asyncio.Task[tuple[Finding, ...]] | None = None
+
+    def begin_checks(self) -> None:
+        """Start the check's work on the request's own conversation (see
+        :meth:`Enforcer.prior`), to run while the upstream works on the answer."""
+        if self._prior is None:
+            self._prior = asyncio.ensure_future(self.services.enforcer.prior(self.ex))
 
     async def __aenter__(self) -> Outcome:
         return self
@@ -80,6 +89,7 @@ class Outcome:
                 text_forwarded=text_forwarded,
                 before_reask=self._before_reask,
                 reported=self._reported,
+                prior=self._prior,
             )
         except ExchangeFailed as failed:
             services.metrics.inc("safeagents_upstream_errors_total", kind=failed.error.kind)
@@ -121,6 +131,7 @@ class Outcome:
         """Record the first attempt as failed (no answer); the session's state stays."""
         if not self.claimed:
             self.claimed = True
+            _drop(self._prior)
             await self._failure([self.first], status, error)
 
     async def upstream_failed(self, error: UpstreamError) -> None:
@@ -131,6 +142,12 @@ class Outcome:
 
     async def _failure(self, attempts: Sequence[Attempt], status: TurnStatus, error: str) -> None:
         await _shielded(self.services.recorder.record_failure(self.ex, attempts, status, error))
+
+
+def _drop(task: asyncio.Task[Any] | None) -> None:
+    """Cancel work nobody will wait for (a failure in it was no part of this outcome)."""
+    if task is not None and not task.cancel() and not task.cancelled():
+        task.exception()  # retrieved: no "never retrieved" report
 
 
 async def _shielded(work: Awaitable[Any]) -> None:

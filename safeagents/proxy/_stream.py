@@ -44,6 +44,7 @@ async def complete_exchange(outcome: Outcome) -> Response:
     """Non-stream: one upstream answer, checked, re-asked if needed, returned whole."""
     async with outcome:
         ex, services = outcome.ex, outcome.services
+        outcome.begin_checks()
         try:
             upstream = await services.upstream.open(
                 "POST", ex.upstream_url, ex.upstream_headers, ex.upstream_payload
@@ -78,6 +79,7 @@ async def _whole(outcome: Outcome, upstream: UpstreamResponse) -> Response:
 async def stream_exchange(outcome: Outcome) -> Response:
     """Stream: text reaches the harness at once; calls are held, checked, then emitted."""
     services, ex = outcome.services, outcome.ex
+    outcome.begin_checks()
     try:
         upstream = await services.upstream.open(
             "POST", ex.upstream_url, ex.upstream_headers, ex.upstream_payload

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -184,5 +185,78 @@ def test_an_exception_in_the_front_end_is_recorded_once(firewall: Firewall) -> N
                     raise KeyError("adapter bug")
             await outcome.close()
             assert records.calls == [("failure", "error")]
+
+    asyncio.run(scenario())
+
+
+def test_checks_begun_before_the_answer_run_while_it_is_awaited(firewall: Firewall) -> None:
+    async def scenario() -> None:
+        async with exchange(firewall) as (outcome, records):
+            ran: list[Exchange] = []
+            prior = outcome.services.enforcer.prior
+
+            async def spy(ex: Exchange) -> Any:
+                ran.append(ex)
+                return await prior(ex)
+
+            outcome.services.enforcer.prior = spy  # type: ignore[method-assign]
+            async with outcome:
+                outcome.begin_checks()
+                await asyncio.sleep(0)  # the upstream's answer is awaited
+                assert ran == [outcome.ex]
+                outcome.first.finish(ANSWER)
+                decision = await outcome.settle()
+                assert isinstance(decision, Decision) and decision.unchanged
+            assert ran == [outcome.ex]  # not done again
+            assert records.calls == [("record", "ok")]
+
+    asyncio.run(scenario())
+
+
+def test_a_failure_in_checks_begun_early_is_recorded_as_enforcements(
+    firewall: Firewall,
+) -> None:
+    async def scenario() -> None:
+        async with exchange(firewall) as (outcome, records):
+
+            async def broken(ex: Exchange) -> Any:
+                raise RuntimeError("a bug")
+
+            outcome.services.enforcer.prior = broken  # type: ignore[method-assign]
+            async with outcome:
+                outcome.begin_checks()
+                await asyncio.sleep(0)
+                outcome.first.finish(ANSWER)
+                error = await outcome.settle()
+            assert isinstance(error, UpstreamError) and error.kind == "internal"
+            assert records.calls == [("failure", "error")]
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_checks_begun_for_an_answer_that_never_came_are_dropped(
+    firewall: Firewall, started: bool
+) -> None:
+    async def scenario() -> None:
+        async with exchange(firewall) as (outcome, records):
+
+            async def broken(ex: Exchange) -> Any:
+                raise RuntimeError("a bug")
+
+            outcome.services.enforcer.prior = broken  # type: ignore[method-assign]
+            unretrieved: list[dict[str, Any]] = []
+            loop = asyncio.get_running_loop()
+            loop.set_exception_handler(lambda _, context: unretrieved.append(context))
+            async with outcome:
+                outcome.begin_checks()
+                if started:
+                    await asyncio.sleep(0)
+                await outcome.upstream_failed(UpstreamError(502, "upstream_error", "boom"))
+            outcome._prior = None  # the task's last reference
+            await asyncio.sleep(0)
+            gc.collect()
+            assert records.calls == [("failure", "error")]
+            assert unretrieved == []
 
     asyncio.run(scenario())
