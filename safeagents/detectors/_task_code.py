@@ -40,15 +40,15 @@ _JS_DEFINITION = re.compile(
 
 
 class InWorkingDirectory(Detector):
-    """The effect's path lies in the working directory, the session's or the call's own: a
-    task checked out under ``/tmp`` keeps its code there, which is no scratch place then."""
+    """A write to a path in the working directory, the session's or the call's own: a task
+    checked out under ``/tmp`` keeps its code there, which is no scratch place then."""
 
     name: ClassVar[str] = "in-working-directory"
-    description: ClassVar[str] = "the path lies in the session's or the call's working directory"
+    description: ClassVar[str] = "a write in the session's or the call's working directory"
 
     def matches(self, effect: Effect, context: CallContext) -> bool:
         path = effect.path
-        if not path:
+        if effect.kind != "write" or not path:
             return False
         for directory in (context.analysis.cwd, context.session.model.cwd):
             root = directory.rstrip("/")
