@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -167,7 +168,8 @@ def audit_session(
     cwd: str | None = None,
 ) -> SessionReport:
     """Check every tool call of ``session`` in order, carrying session state along."""
-    context = AnalysisContext(cwd=session.cwd or cwd or AnalysisContext().cwd)
+    stated = _stated_cwd(session.messages)
+    context = AnalysisContext(cwd=session.cwd or cwd or stated or AnalysisContext().cwd)
     calls = list(_tool_calls(session.messages))
     harness_name = harness or session.harness or _detect_harness(firewall, session, calls)
     report = SessionReport(id=session.id, harness=harness_name)
@@ -211,6 +213,26 @@ def audit_session(
             replace(f, tool_call_id=first.id, tool=first.name) if first else f for f in spoken
         )
     return report
+
+
+_STATED_CWD = re.compile(
+    r"(?m)^[ \t]*(?:current[ \t]+)?working[ \t]+directory:[ \t]*(/[^\s<>]*)[ \t]*$"
+    r"|<cwd>[ \t]*(/[^\s<>]*)[ \t]*</cwd>",
+    re.IGNORECASE,
+)
+
+
+def _stated_cwd(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The working directory the harness states before the agent's first turn (Claude Code's
+    and opencode's ``Working directory: /w``, pi's ``Current working directory: /w``, codex's
+    ``<cwd>/w</cwd>``), when it states one; nothing the agent writes counts."""
+    found: set[str] = set()
+    for message in messages:
+        if message.get("role") == "assistant":
+            break
+        for match in _STATED_CWD.finditer(_text(message.get("content"))[:20_000]):
+            found.add((match.group(1) or match.group(2)).rstrip("/") or "/")
+    return found.pop() if len(found) == 1 else None
 
 
 def _harness(firewall: Firewall, name: str) -> Harness | None:

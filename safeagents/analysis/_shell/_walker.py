@@ -224,19 +224,37 @@ class Walker:
         current = stdin
         start = elements[0].start_byte if elements else 0
         span_text = self.resolver.span_text
-        for element in elements:
-            output = self.statement(element, state.fork(), depth + 1, current)
+        for index, element in enumerate(elements):
+            if index == 0 and (tail := self.leading_list(element, state, depth, stdin)):
+                body, redirects = tail
+                output = self.commands.analyse(body, state.fork(), depth, current, redirects)
+            else:
+                output = self.statement(element, state.fork(), depth + 1, current)
             producer = span_text(start, element.end_byte)
             current = Stream(output.text, output.paths, "pipe", output.exact, producer)
         return current
 
+    def leading_list(
+        self, node: Node, state: ShellState, depth: int, stdin: Stream
+    ) -> tuple[Node, list[Node]] | None:
+        """``a && b 2>&1 | c``: the grammar hangs ``b``'s redirect on the whole ``a && b``
+        and pipes the list, where bash runs ``a`` in this shell (its ``cd`` lasts) and pipes
+        ``b`` alone. Runs ``a`` here and gives ``b`` with its redirects."""
+        if node.type != "redirected_statement":
+            return None
+        body = node.child_by_field_name("body")
+        if body is None or body.type != "list":
+            return None
+        operands = _flatten_list(body)
+        if len(operands) < 2 or operands[-1].type != "command":
+            return None
+        for operand in operands[:-1]:
+            self.statement(operand, state, depth + 1, stdin)
+        return operands[-1], _redirect_nodes(node)
+
     def redirected(self, node: Node, state: ShellState, depth: int, stdin: Stream) -> Stream:
         body = node.child_by_field_name("body")
-        redirect_nodes = [
-            child
-            for index, child in enumerate(node.children)
-            if node.field_name_for_child(index) == "redirect"
-        ]
+        redirect_nodes = _redirect_nodes(node)
         if body is not None and body.type == "command":
             return self.commands.analyse(body, state, depth, stdin, redirect_nodes)
         if body is not None and body.type == "list":
@@ -371,6 +389,14 @@ _DOUBLE_CLOSE = re.compile(rb"\)(?=\))")
 def _spaced_parentheses(source: bytes) -> bytes:
     """``source`` with ``((``/``))`` spaced apart, as bash reads a failed arithmetic command."""
     return _DOUBLE_CLOSE.sub(b") ", _DOUBLE_OPEN.sub(b"( ", source))
+
+
+def _redirect_nodes(node: Node) -> list[Node]:
+    return [
+        child
+        for index, child in enumerate(node.children)
+        if node.field_name_for_child(index) == "redirect"
+    ]
 
 
 def _flatten_list(node: Node) -> list[Node]:

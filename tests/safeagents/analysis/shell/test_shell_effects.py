@@ -76,6 +76,21 @@ DIRECTORIES = [
     ),
     case("cd tests | true; rm b", E("delete", path=f"{W}/b")),
     case(
+        "cd tests && pytest -q t.py 2>&1 | tail -2 && rm t.py",
+        E("delete", path=f"{W}/tests/t.py"),
+        absent=(E("delete", path=f"{W}/t.py"),),
+        id="a redirect before a pipe belongs to the list's last command, the cd lasts",
+    ),
+    case(
+        "cd tests && pytest 2>&1 | tee log.txt",
+        E("write", path=f"{W}/tests/log.txt"),
+    ),
+    case(
+        "(cd tests && pytest 2>&1) | tail -1; rm b",
+        E("delete", path=f"{W}/b"),
+        absent=(E("delete", path=f"{W}/tests/b"),),
+    ),
+    case(
         "pushd tests && rm a && popd && rm b",
         E("delete", path=f"{W}/tests/a"),
         E("delete", path=f"{W}/b"),
