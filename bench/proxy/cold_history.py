@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from bench.proxy.loadgen import Target, _connect, _exchange, request_bytes
-from bench.proxy.paired import _HEADERS, Proxy, _start_proxy
+from bench.proxy.paired import _HEADERS, Proxy, _start_proxy, _stop
 from bench.proxy.payloads import Scenario, request_body
 from bench.proxy.systems import REPO, pinned
 
@@ -90,12 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                 proxies.append(_start_proxy(name, tree.resolve(), port, Path(tmp)))
             asyncio.run(_run(proxies, args.history, args.rounds))
     finally:
-        for proxy in proxies:
-            if proxy.process is not None:
-                proxy.process.terminate()
-                proxy.process.wait(15)
-        upstream.terminate()
-        upstream.wait(5)
+        _stop(proxies, upstream)
     return 0
 
 

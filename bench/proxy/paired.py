@@ -147,13 +147,17 @@ def main(argv: list[str] | None = None) -> int:
             proxies.sort(key=lambda proxy: proxy.name)
             asyncio.run(_run(proxies, upstream_port, args.rounds))
     finally:
-        for proxy in proxies:
-            if proxy.process is not None:
-                proxy.process.terminate()
-                proxy.process.wait(15)
-        upstream.terminate()
-        upstream.wait(5)
+        _stop(proxies, upstream)
     return 0
+
+
+def _stop(proxies: list[Proxy], upstream: subprocess.Popen[bytes]) -> None:
+    for proxy in proxies:
+        if proxy.process is not None:
+            proxy.process.terminate()
+            proxy.process.wait(15)
+    upstream.terminate()
+    upstream.wait(5)
 
 
 if __name__ == "__main__":
