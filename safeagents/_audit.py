@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -14,6 +13,7 @@ from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._detector import SessionState
 from safeagents._harness import Harness
 from safeagents._registry import UnknownHarnessError
+from safeagents._session_text import stated_cwd
 
 if TYPE_CHECKING:
     from safeagents._firewall import Firewall
@@ -168,7 +168,7 @@ def audit_session(
     cwd: str | None = None,
 ) -> SessionReport:
     """Check every tool call of ``session`` in order, carrying session state along."""
-    stated = _stated_cwd(session.messages)
+    stated = stated_cwd(_opening_texts(session.messages))
     context = AnalysisContext(cwd=session.cwd or cwd or stated or AnalysisContext().cwd)
     calls = list(_tool_calls(session.messages))
     harness_name = harness or session.harness or _detect_harness(firewall, session, calls)
@@ -215,24 +215,12 @@ def audit_session(
     return report
 
 
-_STATED_CWD = re.compile(
-    r"(?m)^[ \t]*(?:current[ \t]+)?working[ \t]+directory:[ \t]*(/[^\s<>]*)[ \t]*$"
-    r"|<cwd>[ \t]*(/[^\s<>]*)[ \t]*</cwd>",
-    re.IGNORECASE,
-)
-
-
-def _stated_cwd(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """The working directory the harness states before the agent's first turn (Claude Code's
-    and opencode's ``Working directory: /w``, pi's ``Current working directory: /w``, codex's
-    ``<cwd>/w</cwd>``), when it states one; nothing the agent writes counts."""
-    found: set[str] = set()
+def _opening_texts(messages: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """What the harness sent before the agent's first turn; nothing the agent writes."""
     for message in messages:
         if message.get("role") == "assistant":
-            break
-        for match in _STATED_CWD.finditer(_text(message.get("content"))[:20_000]):
-            found.add((match.group(1) or match.group(2)).rstrip("/") or "/")
-    return found.pop() if len(found) == 1 else None
+            return
+        yield _text(message.get("content"))
 
 
 def _harness(firewall: Firewall, name: str) -> Harness | None:

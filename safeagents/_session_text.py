@@ -5,6 +5,7 @@ its assertion-like lines, and powers spelt out as the numbers they make. The ses
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 __all__ = [
     "MAX_SCANNED_CHARS",
@@ -12,6 +13,7 @@ __all__ = [
     "expand_powers",
     "line_key",
     "path_names",
+    "stated_cwd",
     "urls",
 ]
 
@@ -30,6 +32,13 @@ _POWER = re.compile(
     r"(?<![\w.*])(?:(\d{1,6})\s*\*\s*)?(\d+)\s*\*\*\s*(\d{1,2})(?:\s*([+-])\s*(\d{1,18}))?(?![\w.*])"
 )
 _URL = re.compile(r"https?://[^\s'\"<>()\[\]`]{4,500}")
+_STATED_CWD = re.compile(
+    r"(?m)^[ \t]*(?:current[ \t]+)?working[ \t]+directory:[ \t]*(/[^\s<>]*)[ \t]*$"
+    r"|<cwd>[ \t]*(/[^\s<>]*)[ \t]*</cwd>",
+    re.IGNORECASE,
+)
+_STATED_SCAN = 20_000
+"""Characters of each text searched for a stated working directory."""
 _STRING = re.compile(r"\"([^\"\\\n]{1,200})\"|'([^'\\\n]{1,200})'")
 
 
@@ -48,6 +57,18 @@ def path_names(text: str) -> set[str]:
         if "/" in word:
             names.add(word.rsplit("/", 1)[1])
     return names
+
+
+def stated_cwd(texts: Iterable[str]) -> str | None:
+    """The working directory a harness states in the texts it sends before the agent's first
+    turn (its system prompt and first user messages: Claude Code's and opencode's ``Working
+    directory: /w``, pi's ``Current working directory: /w``, codex's ``<cwd>/w</cwd>``), when
+    they state exactly one."""
+    found: set[str] = set()
+    for text in texts:
+        for match in _STATED_CWD.finditer(text[:_STATED_SCAN]):
+            found.add((match.group(1) or match.group(2)).rstrip("/") or "/")
+    return found.pop() if len(found) == 1 else None
 
 
 def urls(text: str) -> set[str]:

@@ -7,11 +7,12 @@ mapping, and the upstream URL is worked out by the front end.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from safeagents._actions import AnalysisContext
 from safeagents._registry import FALLBACK_HARNESS, UnknownHarnessError
+from safeagents._session_text import stated_cwd
 from safeagents.exchange._exchange import Exchange
 from safeagents.exchange._identity import resolve_identity, root_key
 from safeagents.exchange._services import Services
@@ -75,7 +76,12 @@ async def prepare_exchange(
             sampling = None
     if services.config.capture_tokens and bridge is None:
         upstream_body = dialect.request_token_fields(upstream_body)
-    cwd = headers.get(CWD_HEADER) or (live.session.cwd if live.session else services.config.cwd)
+    if headers.get(CWD_HEADER):
+        cwd = headers[CWD_HEADER]
+    elif live.session is not None:
+        cwd = live.session.cwd
+    else:  # a new session: where its harness says it runs, else where the operator said
+        cwd = stated_cwd(_opening_texts(dialect, body)) or services.config.cwd
     return Exchange(
         id=uuid.uuid4().hex,
         session_id=session_id,
@@ -95,6 +101,18 @@ async def prepare_exchange(
         capture=services.config.capture_tokens,
         text_mode=text_mode,
     )
+
+
+def _opening_texts(dialect: Dialect, body: Mapping[str, Any]) -> Iterator[str]:
+    """What the harness sent before the agent's first turn (its system prompt, the first user
+    messages); nothing the agent wrote."""
+    yield dialect.system_text(body)
+    for item in dialect.conversation(body):
+        text = dialect.user_text(item)
+        if text is not None:
+            yield text
+        elif dialect.assistant_text(item) or next(iter(dialect.history_events(item)), None):
+            return
 
 
 def bridge_for(services: Services, dialect: Dialect) -> ChatBridge | None:

@@ -88,6 +88,41 @@ def test_cwd_header_and_harness_override(
     assert session["findings"][0]["summary"] == "delete /repo/tests/test_a.py"
 
 
+@pytest.mark.parametrize("dialect", ["chat", "responses", "messages"])
+def test_a_new_session_runs_where_its_harness_says(
+    dialect: str, sid: str, scripted: ScriptedServer, start_proxy: StartProxy
+) -> None:
+    scripted.model.set_script(script({"shell": BLOCKED}))
+    proxy = start_proxy(scripted.base_url)
+    body = first_body(dialect, task="fix it\n<cwd>/srv/app</cwd>")
+    http.post(proxy.session_url(sid) + PATHS[dialect], json=body)
+    session = session_json(proxy.url, sid)
+    assert session["cwd"] == "/srv/app"
+    assert session["findings"][0]["summary"] == "delete /srv/app/tests/test_a.py"
+
+
+def test_the_cwd_header_outranks_the_stated_directory(
+    sid: str, scripted: ScriptedServer, start_proxy: StartProxy
+) -> None:
+    scripted.model.set_script(script({"shell": BLOCKED}))
+    proxy = start_proxy(scripted.base_url)
+    body = first_body("chat")
+    body["messages"][0]["content"] = "You are pi.\nCurrent working directory: /srv/app"
+    headers = {"x-safeagents-cwd": "/repo"}
+    http.post(proxy.session_url(sid) + PATHS["chat"], json=body, headers=headers)
+    assert session_json(proxy.url, sid)["cwd"] == "/repo"
+
+
+def test_two_stated_directories_leave_the_operators(
+    sid: str, scripted: ScriptedServer, start_proxy: StartProxy
+) -> None:
+    scripted.model.set_script(script({"shell": BLOCKED}))
+    proxy = start_proxy(scripted.base_url)
+    body = first_body("chat", task="Working directory: /a\nWorking directory: /b")
+    http.post(proxy.session_url(sid) + PATHS["chat"], json=body)
+    assert session_json(proxy.url, sid)["cwd"] == "/workspace"
+
+
 async def _run_session(client: httpx.AsyncClient, url: str, index: int) -> dict[str, Any]:
     body = first_body("chat", task=f"task {index}", stream=index % 2 == 0)
     first = await client.post(url, json=body)
