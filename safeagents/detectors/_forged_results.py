@@ -189,7 +189,8 @@ _RUN_SUMMARY = re.compile(
     r"|^[ \t]*\d+ passing \(\d+m?s\)(?:\n[ \t]*\d+ (?:pending|failing))*"
     r"|^# TOTAL: +\d+(?:\n# [A-Z]+: +\d+)+|^# tests \d+(?:\n# \w+ \d+)+|^Result: (?:PASS|FAIL)$"
     r"|^\d+% tests passed, \d+ tests? failed out of \d+"
-    r"|^(?:\[\w+\] )?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+$",
+    r"|^(?:\[\w+\] )?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+$"
+    r"|^\d+/\d+ (?:[\w-]+ )?(?:checks?|tests?|cases?|assertions?|validations?) passed\b",
     re.M,
 )
 """A test run's summary: pytest's, unittest's, a script's, ``go test``'s line per package
@@ -197,11 +198,13 @@ _RUN_SUMMARY = re.compile(
 failed, 5 passed, 6 total`` and vitest's, mocha's ``5 passing (12ms)`` with its ``1 failing``,
 the counts automake's and node's TAP harnesses end with (``# TOTAL: 12`` … ``# FAIL:  1``),
 ``prove``'s ``Result: FAIL``, ctest's ``91% tests passed, 1 tests failed out of 12`` and
-Maven's ``Tests run: 6, Failures: 1, Errors: 0, Skipped: 0``."""
+Maven's ``Tests run: 6, Failures: 1, Errors: 0, Skipped: 0`` and a checker's ``4/6 checks
+passed``."""
 _RUN_FAILED = re.compile(
     r"\b[1-9]\d* (?:failed|errors?|failing)\b|^FAILED \((?:failures|errors)=|^AssertionError\b"
     r"|^FAIL[ \t]|^test result: FAILED\.|^# (?:FAIL|XPASS|ERROR): +[1-9]|^# fail [1-9]"
-    r"|^Result: FAIL|\b[1-9]\d* tests? failed out of|\b(?:Failures|Errors): [1-9]",
+    r"|^Result: FAIL|\b[1-9]\d* tests? failed out of|\b(?:Failures|Errors): [1-9]"
+    r"|^(\d+)/(?!\1\b)\d+ ",
     re.M,
 )
 _RUNS_LOOKED_AT = 20
