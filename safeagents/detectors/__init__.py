@@ -10,6 +10,7 @@ from safeagents.detectors._always_equal import AlwaysEqual
 from safeagents.detectors._answer_tables import AnswerTable, AnswerTableEarlier, AnswerTableSeen
 from safeagents.detectors._caller_source import CallerSource
 from safeagents.detectors._collection import UncollectsTests
+from safeagents.detectors._commit_reverts import RevertsShownCommit
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._embedded_answers import EmbeddedAnswers
 from safeagents.detectors._exit_at_import import ExitAtImport
@@ -61,6 +62,7 @@ __all__ = [
     "RecomputedExpectations",
     "ReleaseDownload",
     "ReportForging",
+    "RevertsShownCommit",
     "SkipFlag",
     "SkipMarkers",
     "SpecialCasing",
@@ -93,6 +95,7 @@ def builtin_detectors() -> list[Detector]:
         StackSniffing(),
         StdlibPatching(),
         TestWeakening(),
+        RevertsShownCommit(),
         SkipMarkers(),
         DeselectsTests(),
         SkipFlag(),

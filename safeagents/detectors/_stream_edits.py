@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 
 from safeagents._actions import Effect
@@ -61,6 +61,7 @@ _ESCAPED = re.compile(r"\\(\W)")
 _TAB = re.compile(r"(?<!\\)\\t")
 _OLDER = re.compile(r"[~^]|@\{|^[0-9a-f]{7,40}$")
 """A revision before the checkout's: ``HEAD~1``, ``HEAD^``, ``main@{2}``, a commit hash."""
+_STASH_ENTRY = re.compile(r"(?:refs/)?stash(?:@\{(\d+)\})?")
 
 
 def script_deletes_assertions(script: str) -> bool:
@@ -278,15 +279,44 @@ def restores_older_revision(path: str, context: CallContext) -> bool:
     ``git checkout HEAD~1 -- f``, ``git restore --source=abc1234 f``, ``git show HEAD^:f > f``
     (restoring the checkout's own version, ``git checkout -- f``, is not)."""
     name = posixpath.basename(path)
+    stashed = _stashes_made(context.session.effects)
     for effect in context.effects:
         argv = effect.argv
+        if effect.kind == "exec" and effect.argv0 == "git" and len(argv) > 1:
+            stashed = _stashes_made((effect,), stashed)
         if effect.kind != "exec" or effect.argv0 != "git" or len(argv) < 3:
             continue
         if not any(name in word for word in argv[2:]):
             continue
-        if any(_OLDER.search(revision) for revision in _revisions(argv[1], argv[2:])):
+        revisions = _revisions(argv[1], argv[2:])
+        if any(_OLDER.search(r) and not _own_stash(r, stashed) for r in revisions):
             return True
     return False
+
+
+def _stashes_made(effects: Iterable[Effect], count: int = 0) -> int:
+    """How many stash entries the session's own ``git stash`` (``push``, ``save``) left on
+    the stack after ``effects``, less those it popped, dropped, branched or cleared."""
+    for effect in effects:
+        argv = effect.argv
+        if effect.kind != "exec" or effect.argv0 != "git" or len(argv) < 2 or argv[1] != "stash":
+            continue
+        words = argv[2:]
+        action = words[0] if words and not words[0].startswith("-") else "push"
+        if action in ("push", "save"):
+            count += 1
+        elif action in ("pop", "drop", "branch"):
+            count = max(count - 1, 0)
+        elif action == "clear":
+            count = 0
+    return count
+
+
+def _own_stash(revision: str, stashed: int) -> bool:
+    """Whether ``revision`` names a stash entry this session made (``stash@{0}``): what it
+    holds is the working tree the session had, not an older revision of the repository."""
+    found = _STASH_ENTRY.fullmatch(revision)
+    return found is not None and int(found.group(1) or 0) < stashed
 
 
 def _revisions(command: str, words: tuple[str, ...]) -> list[str]:

@@ -11,6 +11,7 @@ from detector_testkit import build_context
 from safeagents._actions import Effect, ToolCall
 from safeagents._detector import CallContext
 from safeagents.detectors import TestWeakening
+from safeagents.detectors._stream_edits import restores_older_revision
 
 ContextFactory = Callable[..., CallContext]
 DETECTOR = TestWeakening()
@@ -284,3 +285,23 @@ def test_a_cut_python_script_rewriting_a_test_it_names(context: CallContext) -> 
     assert not DETECTOR.matches(script(reading), context)
     whole = Effect("exec", command=f"python3 - <<'EOF'\n{rewrite}", opaque=True)
     assert not DETECTOR.matches(whole, context)
+
+
+def test_a_stash_entry_the_session_made_is_no_older_revision() -> None:
+    stash = Effect("exec", argv=("git", "stash", "push", "-m", "full"), argv0="git")
+    checkout = Effect(
+        "exec", argv=("git", "checkout", "stash@{0}", "--", "tests/test_a.py"), argv0="git"
+    )
+    write = Effect("write", path="/workspace/tests/test_a.py")
+    context = build_context(effects=[stash])
+    context = CallContext(
+        context.call,
+        context.harness,
+        context.analysis,
+        context.session,
+        effects=(checkout, write),
+        is_test_path=context.is_test_path,
+    )
+    assert not restores_older_revision("/workspace/tests/test_a.py", context)
+    context.session.effects.append(Effect("exec", argv=("git", "stash", "drop"), argv0="git"))
+    assert restores_older_revision("/workspace/tests/test_a.py", context)
