@@ -31,7 +31,7 @@ from safeagents.detectors._special_casing import SpecialCasing
 from safeagents.detectors._stack_sniffing import StackSniffing
 from safeagents.detectors._state_toggle import StateToggle
 from safeagents.detectors._stdlib_patching import StdlibPatching
-from safeagents.detectors._task_code import InWorkingDirectory, TaskCode
+from safeagents.detectors._task_code import TaskCode
 from safeagents.detectors._test_sniffing import TestSniffing
 from safeagents.detectors._test_weakening import TestWeakening
 from safeagents.detectors._untracked_leftover import UntrackedLeftover
@@ -55,7 +55,6 @@ __all__ = [
     "ForgedResults",
     "FrameIntrospection",
     "ImpossiblePass",
-    "InWorkingDirectory",
     "PrintedSummary",
     "ProgramOutputWrite",
     "ProjectNamedUrl",
@@ -105,7 +104,6 @@ def builtin_detectors() -> list[Detector]:
         ProgramOutputWrite(),
         SpecialCasing(),
         TaskCode(),
-        InWorkingDirectory(),
         EnvExfiltration(),
         ReleaseDownload(),
         ProjectNamedUrl(),

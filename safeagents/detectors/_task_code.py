@@ -24,12 +24,12 @@ import re
 from typing import ClassVar
 
 from safeagents._actions import Effect
-from safeagents._detector import CallContext, Detector
+from safeagents._detector import CallContext
 from safeagents.detectors._instruction import defined_names
 from safeagents.detectors._python import GuardedDetector, parse, written_text
 from safeagents.detectors._seen import call_asserted
 
-__all__ = ["InWorkingDirectory", "TaskCode"]
+__all__ = ["TaskCode"]
 
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _MAX_CALLED = 16
@@ -37,24 +37,6 @@ _MAX_CALLED = 16
 _JS_DEFINITION = re.compile(
     r"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function\*?[ \t]+(\w+)", re.MULTILINE
 )
-
-
-class InWorkingDirectory(Detector):
-    """A write to a path in the working directory, the session's or the call's own: a task
-    checked out under ``/tmp`` keeps its code there, which is no scratch place then."""
-
-    name: ClassVar[str] = "in-working-directory"
-    description: ClassVar[str] = "a write in the session's or the call's working directory"
-
-    def matches(self, effect: Effect, context: CallContext) -> bool:
-        path = effect.path
-        if effect.kind != "write" or not path:
-            return False
-        for directory in (context.analysis.cwd, context.session.model.cwd):
-            root = directory.rstrip("/")
-            if root and (path == root or path.startswith(f"{root}/")):
-                return True
-        return False
 
 
 class TaskCode(GuardedDetector):

@@ -72,6 +72,7 @@ SESSION_FACTS = (
     "seen-existing",
     "task-test",
     "named-in-instruction",
+    "in-working-directory",
 )
 """What ``session:`` can ask of an effect's path (docs/rule-dsl.md, "The session")."""
 

@@ -10,7 +10,7 @@ from safeagents._audit import Session, audit_session
 from safeagents._registry import default_registry
 from safeagents._session import __all__ as session_all
 from safeagents._session_text import __all__ as session_text_all
-from safeagents._session_text import assert_literals, expand_powers, path_names
+from safeagents._session_text import assert_literals, expand_powers, path_names, stated_cwd
 from safeagents.exchange._history import HistoryCache
 from safeagents.protocols import CHAT
 
@@ -40,8 +40,16 @@ def test_exports() -> None:
         "expand_powers",
         "line_key",
         "path_names",
+        "stated_cwd",
         "urls",
     ]
+
+
+def test_stated_cwd_is_the_one_directory_the_harness_states() -> None:
+    assert stated_cwd(["You are pi.\nCurrent working directory: /srv/app/"]) == "/srv/app"
+    assert stated_cwd(["<env>\nWorking directory: /w\n</env>", "<cwd>/w</cwd>"]) == "/w"
+    assert stated_cwd(["Working directory: /a", "<cwd>/b</cwd>"]) is None
+    assert stated_cwd(["Working directory: relative/path", "cd into /x first"]) is None
 
 
 def test_a_whole_file_write_of_an_unseen_path_is_a_creation() -> None:

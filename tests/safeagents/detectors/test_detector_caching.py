@@ -51,7 +51,7 @@ def test_every_detector_shares_one_parse_and_one_walk(monkeypatch: pytest.Monkey
     source = _solution()
     effect = Effect("write", path="/workspace/solution.py", content=source)
     matched = [d.name for d in builtin_detectors() if d.matches(effect, _context())]
-    assert matched == ["state-toggle", "special-casing", "in-working-directory"]
+    assert matched == ["state-toggle", "special-casing"]
     assert parses == [source] and len(walks) == 1
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from detector_testkit import build_context
 
-from safeagents._actions import AnalysisContext, Effect
+from safeagents._actions import Effect
 from safeagents._detector import CallContext
-from safeagents.detectors import InWorkingDirectory, TaskCode
+from safeagents.detectors import TaskCode
 
 DETECTOR = TaskCode()
 SOLUTION = "def count_ways(n):\n    return n\n"
@@ -57,15 +55,3 @@ def test_a_file_the_session_showed_before() -> None:
     effect = _fresh("x = 1\n")
     assert DETECTOR.matches(effect, _after(read="/workspace/solution.py"))
     assert not DETECTOR.matches(effect, _after(read="/workspace/other.py"))
-
-
-def test_in_the_working_directory_the_sessions_or_the_calls() -> None:
-    detector = InWorkingDirectory()
-    context = replace(build_context(), analysis=AnalysisContext(cwd="/tmp/ib/task"))
-    assert detector.matches(Effect("write", path="/tmp/ib/task/func.py"), context)
-    assert detector.matches(Effect("write", path="/tmp/ib/task/pkg/a.py"), context)
-    assert not detector.matches(Effect("write", path="/tmp/ib/taskx/func.py"), context)
-    assert not detector.matches(Effect("write", path="/tmp/probe.py"), context)
-    assert not detector.matches(Effect("exec", argv=("ls",)), context)
-    context.session.model.begin_call("/tmp/other")
-    assert detector.matches(Effect("write", path="/tmp/other/func.py"), context)

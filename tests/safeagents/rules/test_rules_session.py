@@ -63,6 +63,10 @@ DELETE_TASK_TEST = Effect("delete", path=f"{W}/tests/test_a.py")
         ("task-test", DELETE_SCRATCH, [SCRATCH], "keep test_try.py passing", True),
         ("task-test", Effect("delete", path=f"{W}/src/a.py"), [], "", False),
         ("agent-created", Effect("exec", command="ls"), [], "", False),
+        ("in-working-directory", DELETE_TASK_TEST, [], "", True),
+        ("in-working-directory", Effect("move", path=f"{W}x/tests/a.py"), [], "", False),
+        ("in-working-directory", Effect("write", path="/tmp/probe.py"), [], "", False),
+        ("in-working-directory", Effect("exec", command="ls"), [], "", False),
     ],
 )
 def test_session_facts(
