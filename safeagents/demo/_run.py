@@ -179,7 +179,7 @@ def _header(
         ),
         ("agent", runner),
         ("store", str(store)),
-        ("workspace", f"{workspace} (the proxy resolves paths against /workspace)"),
+        ("workspace", str(workspace)),
         ("task", PROMPT),
     ]
     for name, value in rows:
