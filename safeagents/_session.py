@@ -309,6 +309,11 @@ class SessionModel:
             return False
         return _has(self._facts, "own_lines", f"{path}\n{key}")
 
+    def in_working_directory(self, path: str, cwd: str | None = None) -> bool:
+        """Whether ``path`` is the session's working directory or below it, or ``cwd`` (the
+        call's own) or below it."""
+        return any(_at_or_below(path, directory) for directory in (self.cwd, cwd) if directory)
+
     def is_task_test(self, path: str, is_test_path: bool) -> bool:
         """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:
         one the agent did not create, or one the instruction names."""
@@ -447,6 +452,11 @@ def _creates(effect: Effect) -> bool:
     if effect.new_file:
         return True
     return bool(effect.content) and effect.removed is None
+
+
+def _at_or_below(path: str, directory: str) -> bool:
+    root = directory.rstrip("/")
+    return bool(root) and (path == root or path.startswith(f"{root}/"))
 
 
 def _self_and_parents(path: str, cwd: str) -> Iterable[str]:

@@ -111,7 +111,7 @@ def _opening_texts(dialect: Dialect, body: Mapping[str, Any]) -> Iterator[str]:
         text = dialect.user_text(item)
         if text is not None:
             yield text
-        elif dialect.assistant_text(item) or next(iter(dialect.history_events(item)), None):
+        elif dialect.assistant_text(item) or next(dialect.history_events(item), None):
             return
 
 

@@ -411,7 +411,7 @@ class _EffectView:
         if name == "named-in-instruction":
             return model.named_in_instruction(path)
         if name == "in-working-directory":
-            return _within(path, self.context.analysis.cwd) or _within(path, model.cwd)
+            return model.in_working_directory(path, self.context.analysis.cwd)
         return model.is_task_test(path, self.context.is_test_path(path))
 
     def detector(self, name: str) -> bool:
@@ -433,8 +433,3 @@ class _EffectView:
             )
             self._failed.add(name)
             return False
-
-
-def _within(path: str, directory: str) -> bool:
-    root = directory.rstrip("/")
-    return bool(root) and (path == root or path.startswith(f"{root}/"))
