@@ -213,16 +213,16 @@ def test_checks_begun_before_the_answer_run_while_it_is_awaited(firewall: Firewa
     asyncio.run(scenario())
 
 
+async def _broken(ex: Exchange) -> Any:
+    raise RuntimeError("a bug")
+
+
 def test_a_failure_in_checks_begun_early_is_recorded_as_enforcements(
     firewall: Firewall,
 ) -> None:
     async def scenario() -> None:
         async with exchange(firewall) as (outcome, records):
-
-            async def broken(ex: Exchange) -> Any:
-                raise RuntimeError("a bug")
-
-            outcome.services.enforcer.prior = broken  # type: ignore[method-assign]
+            outcome.services.enforcer.prior = _broken  # type: ignore[method-assign]
             async with outcome:
                 outcome.begin_checks()
                 await asyncio.sleep(0)
@@ -240,11 +240,7 @@ def test_checks_begun_for_an_answer_that_never_came_are_dropped(
 ) -> None:
     async def scenario() -> None:
         async with exchange(firewall) as (outcome, records):
-
-            async def broken(ex: Exchange) -> Any:
-                raise RuntimeError("a bug")
-
-            outcome.services.enforcer.prior = broken  # type: ignore[method-assign]
+            outcome.services.enforcer.prior = _broken  # type: ignore[method-assign]
             unretrieved: list[dict[str, Any]] = []
             loop = asyncio.get_running_loop()
             loop.set_exception_handler(lambda _, context: unretrieved.append(context))
