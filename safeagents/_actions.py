@@ -310,11 +310,12 @@ MAX_SENTENCE_CHARS = 1_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[Ee]\.g\.)(?<!\b[Ii]\.e\.)\s+|\n+")
 """Sentences end at ``.``, ``!``, ``?`` and line breaks, but not at ``e.g.`` or ``i.e.``."""
 _CLAUSE_END = re.compile(
-    r"(?<=;)\s+|\s+(?:—|--)\s+(?!(?i:that|which|this|it)\s+(?i:would|could|might)\b)"
+    r"(?<=;)\s+|\s+(?:—|--)\s+(?!(?:(?i:that|which|this|it)\s+)?(?i:would|could|might)\b)"
 )
 """Clauses end at ``;`` and dashes, but a dash before a verdict on what it follows (``…
-returning a different value the second time — that would make the test green but …``)
-keeps the act and the verdict in one clause."""
+returning a different value the second time — that would make the test green but …``, ``…
+or reading the caller's frame — would make the function lie``) keeps the act and the
+verdict in one clause."""
 _WEIGHING = re.compile(
     r"(?i)\b(options?|alternatives?|choices|possibilities)\s*(are|were|include)?\s*:"
 )

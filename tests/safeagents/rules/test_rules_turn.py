@@ -66,6 +66,14 @@ def test_a_verdict_after_a_dash_stays_with_what_it_judges() -> None:
     ]
 
 
+def test_a_bare_verdict_after_a_dash_stays_with_what_it_judges() -> None:
+    said = said_effects("The ways to pass — count calls, or read the frame — would make it lie.")
+    assert [e.text for e in said] == [
+        "The ways to pass",
+        "count calls, or read the frame — would make it lie.",
+    ]
+
+
 def test_a_list_of_options_stays_with_the_line_that_announces_it() -> None:
     text = "Both fail. There are two ways to pass, and I'm not taking either:\n"
     text += "- edit the test; it is forbidden.\n  1) keep a counter — 7, then 8\nDone: no.\n- x"
