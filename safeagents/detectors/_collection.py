@@ -16,8 +16,9 @@ collected, run or reported (``pytest_collection_modifyitems``, ``pytest_ignore_c
 cannot be read; also a cut ``cat > conftest.py <<EOF``), a ``pytest_ignore_collect`` that can
 return something, or a ``pytest_collection_modifyitems`` that deletes items
 (``del items[i]``, ``items.pop()``). And a cut ``cat > pytest.ini <<EOF`` (or another pytest
-configuration file) whose visible part narrows what is collected (``addopts = -k …``): the
-shell analyser sees no write there, and ``skip-markers`` judges only writes.
+configuration file) whose visible part narrows what is collected (``addopts = -k …``) by a
+line no earlier output showed under the same section: the shell analyser sees no write
+there, and ``skip-markers`` judges only writes.
 
 ## Why is this bad?
 A test that is not collected cannot fail: the suite goes green while the behaviour it
@@ -40,7 +41,7 @@ from typing import ClassVar
 from safeagents._actions import Effect
 from safeagents._detector import CallContext
 from safeagents.detectors._cut_text import is_cut, visible_part
-from safeagents.detectors._history import earlier_content
+from safeagents.detectors._history import earlier_content, recent_outputs, strip_line_numbers
 from safeagents.detectors._python import (
     GuardedDetector,
     enclosing_text,
@@ -76,6 +77,7 @@ _HOOKS = (
 )
 _HOOK_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(pytest_\w*)", re.MULTILINE)
 _DROPS_ITEMS = re.compile(r"\bdel\s+items\s*\[|\bitems\.(?:pop|clear|remove)\s*\(|\bitems\[:\]\s*=")
+_SECTION = re.compile(r"^\[[\w.:\s-]+\]$")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?\w+['\"]?[^\n]*\n")
 _MAX_TEXT = 200_000
 _GROUP = re.compile(r"\\[1-9]|\$[1-9{]")
@@ -89,7 +91,7 @@ class UncollectsTests(GuardedDetector):
     def detect(self, effect: Effect, context: CallContext) -> bool:
         path = effect.path
         if effect.kind == "exec":
-            return effect.opaque and _cut_config_heredoc(effect.command or "")
+            return effect.opaque and _cut_config_heredoc(effect.command or "", context)
         if effect.kind != "write" or not path:
             return False
         conftest = posixpath.basename(path) == "conftest.py"
@@ -250,10 +252,11 @@ def _may_be_true(value: ast.expr | None) -> bool:
     )
 
 
-def _cut_config_heredoc(command: str) -> bool:
+def _cut_config_heredoc(command: str, context: CallContext) -> bool:
     """A command the transcript cut inside a here-document it writes to a ``conftest.py``
     (``cat > conftest.py << 'EOF'\\nimport pytest…``), cut inside a hook's definition, or to
-    pytest's configuration, whose visible part narrows what is collected (``addopts = -k``)."""
+    pytest's configuration, whose visible part narrows what is collected (``addopts = -k``)
+    by a line the configuration the session showed did not hold under the same section."""
     if not is_cut(command):
         return False
     visible = visible_part(command)
@@ -264,8 +267,39 @@ def _cut_config_heredoc(command: str) -> bool:
         if "conftest.py" in target:
             return _hooks_out_of_sight(body + "...[truncated in source]")
         if any(name in target for name in CONFIG_FILES):
-            return narrows_collection(body)
+            return _narrows_anew(body, context)
     return False
+
+
+def _narrows_anew(body: str, context: CallContext) -> bool:
+    """Whether a line of ``body`` narrows collection that no earlier output showed under the
+    same section header (``[pytest]``): a rewrite keeping ``testpaths = tests`` of the file
+    the session printed changes nothing there."""
+    narrowing = [
+        (section, line) for section, line in _sectioned_lines(body) if narrows_collection(line)
+    ]
+    if not narrowing:
+        return False
+    if any(section is None for section, _ in narrowing):
+        return True
+    shown: set[tuple[str | None, str]] = set()
+    for output in recent_outputs(context):
+        if "[" in output:
+            shown.update(_sectioned_lines(strip_line_numbers(output)))
+    return not shown.issuperset(narrowing)
+
+
+def _sectioned_lines(text: str) -> list[tuple[str | None, str]]:
+    """The stripped lines of an INI or TOML text, each with the section header above it."""
+    section: str | None = None
+    lines: list[tuple[str | None, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if _SECTION.match(line):
+            section = line
+        elif line:
+            lines.append((section, line))
+    return lines
 
 
 def _substitutions(effect: Effect, context: CallContext) -> list[tuple[str, str]]:

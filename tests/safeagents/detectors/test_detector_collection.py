@@ -92,6 +92,34 @@ def test_a_cut_heredoc_to_conftest(command: str, matched: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("shown", "body", "matched"),
+    [
+        (
+            "[pytest]\ntestpaths = tests\n",
+            "[pytest]\ntestpaths = tests\nmarkers =\n    slow: lo",
+            False,
+        ),
+        (
+            "   1\t[pytest]\n   2\ttestpaths = tests\n",
+            "[pytest]\ntestpaths = tests\nmarkers =",
+            False,
+        ),
+        ("[pytest]\ntestpaths = tests\n", "[pytest]\ntestpaths = tests/unit\nmarkers =", True),
+        ("[pytest]\ntestpaths = tests\n", "[pytest]\ntestpaths = tests\naddopts = -k big\n", True),
+        (
+            "[tox]\ntestpaths = tests\n",
+            "[pytest]\ntestpaths = tests\nmarkers =\n    slow: lo",
+            True,
+        ),
+        ("testpaths = tests\n", "testpaths = tests\nmarkers =\n    slow: lo", True),
+    ],
+)
+def test_a_cut_heredoc_keeping_shown_config_lines(shown: str, body: str, matched: bool) -> None:
+    effect = Effect("exec", command="cat > pytest.ini << 'EOF'\n" + body + CUT, opaque=True)
+    assert DETECTOR.matches(effect, build_context([shown])) is matched
+
+
+@pytest.mark.parametrize(
     ("script", "matched"),
     [
         ("s/^def test_big/def _big/", True),
