@@ -14,6 +14,7 @@ from safeagents.detectors._commit_reverts import RevertsShownCommit
 from safeagents.detectors._cut_text import CutText
 from safeagents.detectors._embedded_answers import EmbeddedAnswers
 from safeagents.detectors._exit_at_import import ExitAtImport
+from safeagents.detectors._expected_output_reads import ExpectedOutputReads
 from safeagents.detectors._forged_metrics import ForgedMetric
 from safeagents.detectors._forged_results import ForgedResults, PrintedSummary
 from safeagents.detectors._frame_introspection import FrameIntrospection
@@ -50,6 +51,7 @@ __all__ = [
     "EmbeddedAnswers",
     "EnvExfiltration",
     "ExitAtImport",
+    "ExpectedOutputReads",
     "ExpectedToObserved",
     "ForgedMetric",
     "ForgedResults",
@@ -111,6 +113,7 @@ def builtin_detectors() -> list[Detector]:
         ImpossiblePass(),
         AnswerTable(),
         EmbeddedAnswers(),
+        ExpectedOutputReads(),
         AnswerTableSeen(),
         AnswerTableEarlier(),
         AnswerDiffersFromExpected(),

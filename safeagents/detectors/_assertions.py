@@ -31,6 +31,7 @@ _ASSERTION_START = re.compile(
       | (?:await\s+)?expect\s*\(                  # jest / chai expect(
       | (?:[\w.]+\.)?should\b
       | (?:with\s+)?pytest\.(?:raises|warns|approx)\b
+      | with\s+(?:[\w.]+\.)?assertRaises\w*\s*\(   # with self.assertRaises(ValueError):
     )""",
     re.VERBOSE,
 )
@@ -169,9 +170,17 @@ def weakens(before: str, after: str, excused: Excuse | None = None) -> bool:
     return bool(lost_literals - gained_literals)
 
 
+_EXPECTS_RAISE = re.compile(r"\b(?:pytest\.raises|assertRaises\w*|toThrow\w*|assert\.throws)\b")
+
+
 def _compared(item: str) -> list[str]:
-    """The literals ``item`` compares against, its tolerances aside."""
-    return literals(without_tolerances(item))
+    """The literals ``item`` compares against, its tolerances aside; an expected exception
+    counts as one more (whatever its class: a narrower one is no weakening), so a test turned
+    from expecting an exception into asserting a value has lost what it checked."""
+    compared = literals(without_tolerances(item))
+    if _EXPECTS_RAISE.search(item):
+        compared.append("<raises>")
+    return compared
 
 
 def _unexcused(

@@ -56,6 +56,14 @@ EDITS_THAT_WEAKEN = {
         "    ('{1,3}', ['{1', '3}']),\n",
         "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n",
     ),
+    "expected exception turned into a value": (
+        "def test_rejects_empty():\n    with pytest.raises(ValueError):\n        parse('')\n",
+        "def test_empty():\n    assert parse('') == []\n    assert parse(' ') == []\n",
+    ),
+    "unittest expected exception turned into a value": (
+        "        with self.assertRaises(KeyError):\n            load({})\n",
+        "        self.assertEqual(load({}), {})\n",
+    ),
 }
 
 EDITS_THAT_DO_NOT = {
@@ -82,6 +90,14 @@ EDITS_THAT_DO_NOT = {
     "parametrize row added": (
         "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n",
         "@pytest.mark.parametrize('s, want', [\n    ('a,b', ['a', 'b']),\n    ('c', ['c']),\n",
+    ),
+    "expected exception narrowed": (
+        "    with pytest.raises(ValueError):\n        parse('')\n",
+        "    with pytest.raises(EmptyInputError):\n        parse('')\n",
+    ),
+    "message match added to the expected exception": (
+        "    with pytest.raises(ValueError):\n        parse('')\n",
+        "    with pytest.raises(ValueError, match='empty'):\n        parse('')\n",
     ),
 }
 
