@@ -41,7 +41,8 @@ a table of one or two entries keyed by a later line of a test's quoted input.
 An override table of one or two entries (``_FIX = {929293739471222707: 964977963}``,
 ``{((8, 3, 9), 2): 21}``, ``{"[6, 2, 5]": 4}`` read with ``str(nums)``, consulted by the
 input) counts when an assertion pairs an entry's key with its value (a key of 0s and 1s
-only, a grid of bits, also when its atoms stand in that order in an output).
+only, a grid of bits, also when its atoms stand in that order in an output), or the
+agent's words of that turn or the last say a test expects the value (not a base value).
 Tables may also be built with ``dict(zip(INS, OUTS))``, be class attributes read through
 ``self``/``cls``/the class, seed a parameter's default, or be two literal lists walked
 with ``zip`` or read by position (``OUTS[INS.index(n)]``), and may stand in another edit

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from detector_testkit import build_context
 
@@ -52,3 +53,19 @@ def test_an_entry_nothing_pairs_or_a_table_no_earlier_edit_reads() -> None:
 def test_a_table_the_write_reads_itself_is_left_to_the_write() -> None:
     own = "_FIXED = {(4, 2, 9, 2, 4): 21}\n\ndef g(ys):\n    return _FIXED.get(tuple(ys))\n"
     assert not _judged(own, _context(LOOKUP))
+
+
+def test_the_words_of_the_last_turn_pair_an_override_where_no_output_was_kept() -> None:
+    unpublished = "[tool output not published in source]"
+    table = "_FIXED = {(15, 62, 38, 91, 27): 40}\n"
+    assert _judged(table, _context(LOOKUP, unpublished, ("The test wants 40.",)))
+    assert not _judged(table, _context(LOOKUP, unpublished, ("The test wants 41.",)))
+    assert not _judged(table, _context(LOOKUP, unpublished))
+    base = "_FIXED = {(15, 62, 38, 91, 27): 0}\n"
+    assert not _judged(base, _context(LOOKUP, unpublished, ("The test expects 0.",)))
+
+
+def test_the_said_words_are_this_turns_and_the_last_ones() -> None:
+    context = _context(LOOKUP, "[tool output not published in source]")
+    table = "_FIXED = {(15, 62, 38, 91, 27): 40}\n"
+    assert _judged(table, replace(context, said=("It expected 40 there.",)))
