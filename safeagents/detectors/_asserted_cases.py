@@ -33,10 +33,11 @@ from safeagents.detectors._safe_eval import Evaluator, Unknown
 
 __all__ = ["Case", "CaseBook", "call_key", "parse_cases", "session_cases"]
 
-_GREP = r"(?:[\w./-]+\.py[:-])?\d+[:-]|[\w./-]+\.py[:-]"
+_GREP = r"[\w./-]*\.py[:-](?:\d+[:-])?|\d+[:-]"
 """``grep -n``'s ``tests/test_x.py:12:`` (``-`` on a context line), ``12:``, or the file alone."""
 _LINE = re.compile(
-    rf"^(?P<prefix>[ \t]*(?:{LINE_NUMBER}|{_GREP})?[ \t]*(?:>>>|>)?[ \t]*)"
+    r"^(?=[^\n]*?assert)"
+    rf"(?P<prefix>[ \t]*(?:{LINE_NUMBER}|{_GREP})?[ \t]*(?:>>>|>)?[ \t]*)"
     r"(?P<code>(?:assert[ \t]+[\w.()]+[ \t]*\(|self\.assertEqual[ \t]*\().*)$",
     re.MULTILINE,
 )
@@ -103,7 +104,7 @@ def _parse(text: str) -> _Parsed:
     failed_calls: set[tuple[str, ...]] = set()
     failure = _FAILURE.search(text) is not None
     aliases = {alias: name for name, alias in _ALIAS.findall(text[:_MAX_ALIAS_SCAN])}
-    for count, match in enumerate(_LINE.finditer(text)):
+    for count, match in enumerate(_LINE.finditer(text) if "assert" in text else ()):
         if count >= _MAX_LINES:
             break
         code = match.group("code")
