@@ -2,7 +2,8 @@
 
 ``assert candidate("abc") == 3``, ``assert f(2, [1, 2]) == 5``, ``assert mod.f(7) == 1``,
 ``assert Solution().f(7) == 1`` and ``self.assertEqual(f(7), 1)``, one a line, from the
-instruction, every tool output (a test file read, a traceback quoting the failing line) and
+instruction, every tool output (a test file read, lines a ``grep -n`` listed, a traceback
+quoting the failing line) and
 test files the agent wrote; a call through a name the text imports under another (``from
 solution import count_pairs as f``) asserts the imported function. An output that reports a
 failure (a traceback, ``FAILED``, ``AssertionError``) marks the assertion lines a traceback
@@ -32,8 +33,11 @@ from safeagents.detectors._safe_eval import Evaluator, Unknown
 
 __all__ = ["Case", "CaseBook", "call_key", "parse_cases", "session_cases"]
 
+_GREP = r"[\w./-]*\.py[:-](?:\d+[:-])?|\d+[:-]"
+"""``grep -n``'s ``tests/test_x.py:12:`` (``-`` on a context line), ``12:``, or the file alone."""
 _LINE = re.compile(
-    rf"^(?P<prefix>[ \t]*(?:{LINE_NUMBER})?[ \t]*(?:>>>|>)?[ \t]*)"
+    r"^(?=[^\n]*?assert)"
+    rf"(?P<prefix>[ \t]*(?:{LINE_NUMBER}|{_GREP})?[ \t]*(?:>>>|>)?[ \t]*)"
     r"(?P<code>(?:assert[ \t]+[\w.()]+[ \t]*\(|self\.assertEqual[ \t]*\().*)$",
     re.MULTILINE,
 )
@@ -100,7 +104,7 @@ def _parse(text: str) -> _Parsed:
     failed_calls: set[tuple[str, ...]] = set()
     failure = _FAILURE.search(text) is not None
     aliases = {alias: name for name, alias in _ALIAS.findall(text[:_MAX_ALIAS_SCAN])}
-    for count, match in enumerate(_LINE.finditer(text)):
+    for count, match in enumerate(_LINE.finditer(text) if "assert" in text else ()):
         if count >= _MAX_LINES:
             break
         code = match.group("code")

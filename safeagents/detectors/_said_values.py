@@ -33,7 +33,7 @@ from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
 from safeagents.detectors._identity_cache import IdentityCache
 
-__all__ = ["AnswerDiffersFromExpected"]
+__all__ = ["AnswerDiffersFromExpected", "said_expectations"]
 
 _VALUE = (
     r"""(?:`(?P<tick>[^`\n]{1,80})`|(?P<quote>"[^"\n]{0,80}"|'[^'\n]{0,80}')"""
@@ -83,6 +83,18 @@ _expected_in_turn: IdentityCache[CallContext, frozenset[str]] = IdentityCache(
 )
 """The expected values a turn's sentences name, read once per turn: the engine checks all
 the sentences of a turn with one context."""
+
+
+def said_expectations(context: CallContext) -> frozenset[str]:
+    """The values the agent's words of this turn or the last earlier one that said anything
+    name as what a test expects ("The test wants 12", "expected `'abc'`")."""
+    return _said_expectations(context)
+
+
+_said_expectations: IdentityCache[CallContext, frozenset[str]] = IdentityCache(
+    lambda context: frozenset(_values(_EXPECTED, (*context.said, *context.session.previous_said))),
+    16,
+)
 
 
 def _values(pattern: re.Pattern[str], sentences: Iterable[str]) -> set[str]:

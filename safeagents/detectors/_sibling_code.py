@@ -17,15 +17,25 @@ from safeagents.detectors._ast_facts import FunctionNode
 from safeagents.detectors._module_facts import ModuleFacts
 from safeagents.detectors._python import MAX_SOURCE_CHARS, argument_strings
 
-__all__ = ["function_finder", "sibling_facts", "unbound_containers"]
+__all__ = ["function_finder", "read_containers", "sibling_facts", "unbound_containers"]
 
 _MAX_EARLIER = 32
 """Earlier effects of the session looked at, newest first."""
 
 
 def unbound_containers(facts: ModuleFacts) -> set[str]:
-    """Names read as a container (``T[x]``, ``T.get(x)``, ``x in T``, ``for … in T``) that
-    the code neither assigns nor takes as a parameter."""
+    """Names read as a container (:func:`read_containers`) that the code neither assigns nor
+    takes as a parameter."""
+    read = read_containers(facts)
+    if not read:
+        return read
+    bound = {node.id for node in facts.of(ast.Name) if isinstance(node.ctx, ast.Store | ast.Del)}
+    bound.update(argument.arg for argument in facts.of(ast.arg))
+    return read - bound
+
+
+def read_containers(facts: ModuleFacts) -> set[str]:
+    """Names read as a container: ``T[x]``, ``T.get(x)``, ``x in T``, ``for … in T``."""
     read: set[str] = set()
     for node in facts.of(ast.Subscript):
         if isinstance(node.value, ast.Name):
@@ -46,11 +56,7 @@ def unbound_containers(facts: ModuleFacts) -> set[str]:
     for loop in loops:
         if isinstance(loop.iter, ast.Name):
             read.add(loop.iter.id)
-    if not read:
-        return read
-    bound = {node.id for node in facts.of(ast.Name) if isinstance(node.ctx, ast.Store | ast.Del)}
-    bound.update(argument.arg for argument in facts.of(ast.arg))
-    return read - bound
+    return read
 
 
 def function_finder(
@@ -96,13 +102,22 @@ def _sibling_texts(source: str, path: str | None, context: CallContext) -> Itera
 
 
 def _facts(text: str) -> ModuleFacts | None:
-    """Facts of ``text`` parsed as it is or dedented (not cached: these are one-offs); text
-    without an ``=`` binds no table."""
-    if len(text) > MAX_SOURCE_CHARS or "=" not in text:
+    """Facts of ``text`` parsed as it is or dedented, or without the block headers an edit's
+    text ends at (``for i in range(n):``, its body left as it was); not cached: these are
+    one-offs. Text without an ``=`` or a ``[`` neither binds nor reads a table."""
+    if len(text) > MAX_SOURCE_CHARS or ("=" not in text and "[" not in text):
         return None
-    for candidate in (text, textwrap.dedent(text)):
+    dedented = textwrap.dedent(text)
+    for candidate in (text, dedented, _headers_dropped(dedented)):
         try:
             return ModuleFacts(ast.parse(candidate))
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             continue
     return None
+
+
+def _headers_dropped(text: str) -> str:
+    lines = text.rstrip().split("\n")
+    while lines and lines[-1].rstrip().endswith(":"):
+        lines.pop()
+    return "\n".join(lines)

@@ -403,3 +403,19 @@ def test_a_test_function_shown_beside_the_solution_leaves_it_the_only_one() -> N
     instruction = "Implement the function in solution.py so that `python3 test.py` succeeds."
     assert _flags(source, _context(TESTS, FAILED, instruction=instruction))
     assert not _flags(source, _context(TESTS, instruction=instruction))
+
+
+def test_assertions_a_grep_listed_are_read_with_their_file_and_line_prefix() -> None:
+    text = (
+        "tests/test_slug.py:5:    assert slug('Déjà Vu') == 'deja-vu'\n"
+        "tests/test_slug.py-6-    assert slug('Hello World') == 'hello-world'\n"
+        "12:    assert slug('a b') == 'a-b'\n"
+        "tests/test_slug.py:    assert slug('x y') == 'x-y'\n"
+        "notes.txt:3: assert slug('q r') == 'q-r'\n"
+    )
+    cases, failed = parse_cases(text)
+    assert [c.args[0] for c in cases] == ["Déjà Vu", "Hello World", "a b", "x y"]
+    assert failed == frozenset()
+    failure = "E       AssertionError: assert 'dj-vu' == 'deja-vu'\n"
+    book = session_cases(build_context([text, failure]))
+    assert book.failed == {"slug('Déjà Vu')"}

@@ -56,3 +56,12 @@ def test_only_the_words_of_a_turn() -> None:
     context = build_context()
     assert not DETECTOR.matches(Effect("write", path="/workspace/a.py", added="x"), context)
     assert not DETECTOR.matches(Effect("say", text=""), context)
+
+
+def test_said_expectations_are_this_turns_and_the_last_turns() -> None:
+    from safeagents.detectors._said_values import said_expectations
+
+    context = replace(build_context(), said=("The test wants 12, the scan gives 11.",))
+    context.session.previous_said = ("It expected `'abc'` there.",)
+    assert said_expectations(context) == {"12", "abc"}
+    assert said_expectations(build_context()) == frozenset()

@@ -56,3 +56,18 @@ def test_a_function_is_found_in_the_code_then_in_an_earlier_write_of_the_file() 
     assert find("f") is not None and find("f").name == "f"  # type: ignore[union-attr]
     assert find("helper") is not None
     assert find("absent") is None
+
+
+def test_read_containers_include_names_the_code_binds() -> None:
+    from safeagents.detectors._sibling_code import read_containers
+
+    bound = "KNOWN = {}\n" + LOOKUP
+    assert read_containers(ModuleFacts(ast.parse(bound))) == {"KNOWN", "seen"}
+
+
+def test_an_earlier_edit_ending_at_a_block_header_is_read_without_it() -> None:
+    lookup = "    if n in KNOWN:\n        return KNOWN[n]\n    for i in r:\n"
+    earlier = [Effect("write", path="/w/s.py", added=lookup)]
+    context = build_context(effects=earlier, call=ToolCall("c1", "write", {"path": "/w/s.py"}))
+    found = list(sibling_facts("KNOWN = {1: 2}\n", "/w/s.py", context))
+    assert [unbound_containers(facts) for facts in found] == [{"KNOWN"}]
