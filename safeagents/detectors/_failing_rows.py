@@ -57,10 +57,13 @@ def pins_failing_row(code: PythonCode, context: CallContext) -> bool:
 
 
 def _tested_pieces(code: PythonCode, context: CallContext) -> list[tuple[str, str]]:
+    branches: list[ast.If | ast.IfExp] = code.facts.of(ast.If, ast.IfExp)
+    if not branches:
+        return []
     lines = added_lines(code, context)
     found: list[tuple[str, str]] = []
-    for node in ast.walk(code.tree):
-        if isinstance(node, ast.If | ast.IfExp) and writes_branch(node, lines):
+    for node in branches:
+        if writes_branch(node, lines):
             found.extend(_pieces(node.test))
     return [(piece, kind) for piece, kind in found if _fingerprint(piece)][:_MAX_PIECES]
 

@@ -33,9 +33,10 @@ _ASSERTION = re.compile(r"^[\s>E]*(?:assert\b|self\.assert\w*\(|assert_\w+\()")
 def pins_printed_argument(code: PythonCode, context: CallContext) -> bool:
     """Whether a branch on lines the write adds compares an input's printed form with the
     spelling of an asserted call's argument the session showed."""
-    lines = added_lines(code, context)
-    for node in ast.walk(code.tree):
-        if not isinstance(node, ast.If | ast.IfExp) or not writes_branch(node, lines):
+    branches: list[ast.If | ast.IfExp] = code.facts.of(ast.If, ast.IfExp)
+    lines = added_lines(code, context) if branches else None
+    for node in branches:
+        if not writes_branch(node, lines):
             continue
         for text in _printed_comparisons(node.test):
             if _argument_shown(text, context):
