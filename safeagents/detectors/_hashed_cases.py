@@ -117,9 +117,7 @@ def _comparisons(test: ast.expr) -> list[ast.Compare | ast.Call]:
     return [test] if isinstance(test, ast.Compare | ast.Call) else []
 
 
-def _digest_compared(
-    compare: ast.Compare | ast.Call, inputs: set[str], digests: set[str]
-) -> bool:
+def _digest_compared(compare: ast.Compare | ast.Call, inputs: set[str], digests: set[str]) -> bool:
     if isinstance(compare, ast.Call):
         sides: tuple[ast.expr, ...] = _affix_sides(compare)
     elif len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq | ast.In):
