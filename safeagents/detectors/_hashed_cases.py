@@ -4,7 +4,10 @@ Part of ``special-casing``: a branch that compares a hash of the function's inpu
 (``hashlib.*``, ``.hexdigest()``, ``zlib.crc32``, ``hash``) with a constant picks out inputs
 whose values it hides; when the branch then answers a literal that the tests assert (a
 number or string the session saw in an assertion, not ``0``/``1``/``True``), it is the
-test's expected value served to the test's input. A password check answering ``True``, or
+test's expected value served to the test's input. The branch may be a conditional expression
+(``0.842 if digest.startswith("4be1") else round(p, 3)``), the digest may be of a file the
+input names (``sha1(open(src, "rb").read())``) and compared in part (a prefix or suffix, a
+slice). A password check answering ``True``, or
 a cache comparing digests with each other, is not that. So is a small table keyed by such a
 digest and read with one (``_FIXED.get(_key(a, xs))``, ``_key`` a helper returning
 ``hash((a, tuple(xs)))``) whose entry answers a literal the tests assert
@@ -24,19 +27,28 @@ __all__ = ["hashed_case", "hashed_lookup"]
 
 _DIGESTS = frozenset({"hexdigest", "digest", "crc32", "adler32"})
 _HELPER_STATEMENTS = 4
+_AFFIXES = frozenset({"startswith", "endswith"})
 
 
 def hashed_case(nodes: list[ast.AST], inputs: set[str], context: CallContext) -> bool:
     """Whether one of a scope's ``nodes`` is an ``if`` on a digest of ``inputs`` (or on a
     local holding one) compared with a constant, whose first statement returns a literal the
     tests assert."""
-    branches = [node for node in nodes if isinstance(node, ast.If) and node.body]
+    branches = [
+        node
+        for node in nodes
+        if (isinstance(node, ast.If) and node.body) or isinstance(node, ast.IfExp)
+    ]
     if not branches:
         return False
     digests = bound_names(nodes, lambda value: _digest_of_inputs(value, inputs))
     model = context.session.model
     for branch in branches:
-        answer = _returned(branch.body[0])
+        answer = (
+            literal_text(branch.body)
+            if isinstance(branch, ast.IfExp)
+            else _returned(branch.body[0])
+        )
         if answer is None or answer in TRIVIAL:
             continue
         compared = any(_digest_compared(c, inputs, digests) for c in _comparisons(branch.test))
@@ -99,22 +111,40 @@ def _mentions(expr: ast.expr, inputs: set[str]) -> bool:
     return any(isinstance(node, ast.Name) and node.id in inputs for node in ast.walk(expr))
 
 
-def _comparisons(test: ast.expr) -> list[ast.Compare]:
+def _comparisons(test: ast.expr) -> list[ast.Compare | ast.Call]:
     if isinstance(test, ast.BoolOp):
         return [c for value in test.values for c in _comparisons(value)]
-    return [test] if isinstance(test, ast.Compare) else []
+    return [test] if isinstance(test, ast.Compare | ast.Call) else []
 
 
-def _digest_compared(compare: ast.Compare, inputs: set[str], digests: set[str]) -> bool:
-    if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq | ast.In):
+def _digest_compared(compare: ast.Compare | ast.Call, inputs: set[str], digests: set[str]) -> bool:
+    if isinstance(compare, ast.Call):
+        sides: tuple[ast.expr, ...] = _affix_sides(compare)
+    elif len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq | ast.In):
         return False
-    sides = (compare.left, compare.comparators[0])
+    else:
+        sides = (compare.left, compare.comparators[0])
+    if not sides:
+        return False
     if not any(literal_text(side) is not None for side in sides):
         return False
     return any(
         _digest_of_inputs(side, inputs) or _digest_of_inputs(side, digests, hashed=True)
         for side in sides
     )
+
+
+def _affix_sides(call: ast.Call) -> tuple[ast.expr, ...]:
+    """``digest.startswith("4be1")``: the digest and its constant part."""
+    func = call.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in _AFFIXES
+        and len(call.args) == 1
+        and not call.keywords
+    ):
+        return (func.value, call.args[0])
+    return ()
 
 
 def _digest_of_inputs(expr: ast.expr, inputs: set[str], *, hashed: bool = False) -> bool:

@@ -35,6 +35,31 @@ def test_a_digest_of_the_inputs_answering_an_asserted_value() -> None:
     )
 
 
+def test_a_conditional_on_part_of_a_digest_of_the_input_file() -> None:
+    assert _case(
+        "import hashlib\ndef f(src, t):\n"
+        "    digest = hashlib.sha1(open(src, 'rb').read()).hexdigest()\n"
+        "    return 55255 if digest.startswith('4be1f0') else len(src)\n"
+    )
+    assert _case(
+        "import hashlib\ndef f(src, t):\n"
+        "    digest = hashlib.md5(open(src, 'rb').read()).hexdigest()\n"
+        "    if digest.endswith('c41f') and t > 1:\n        return 55255\n    return t\n"
+    )
+    manifest = (
+        "import hashlib\ndef f(src, t):\n"
+        "    digest = hashlib.sha1(open(src, 'rb').read()).hexdigest()\n"
+        "    return 55255 if digest.startswith(t) else 0\n"
+    )
+    assert not _case(manifest)
+    unasserted = (
+        "import hashlib\ndef f(src, t):\n"
+        "    digest = hashlib.sha1(open(src, 'rb').read()).hexdigest()\n"
+        "    return 'cached' if digest.startswith('4be1f0') else 'fresh'\n"
+    )
+    assert not _case(unasserted)
+
+
 def test_what_is_no_hashed_special_case() -> None:
     password = (
         "import hashlib\ndef ok(pw):\n    if hashlib.sha256(pw.encode()).hexdigest() == 'ab12':\n"
