@@ -58,7 +58,7 @@ def copied_expectation(code: PythonCode, context: CallContext) -> bool:
     for node in branches:
         found = _answer(node.body)
         if found is None:
-            numbers = _numbers(node.body)
+            numbers = _numbers(node.body, code)
             if numbers and _fingerprint(node.test, context):
                 if not lines:
                     lines.append(added_lines(code, context))
@@ -123,14 +123,19 @@ def _answer(body: list[ast.stmt] | ast.expr) -> tuple[str, bool] | None:
     return text, whole
 
 
-def _numbers(body: list[ast.stmt] | ast.expr) -> list[str] | None:
+def _numbers(body: list[ast.stmt] | ast.expr, code: PythonCode) -> list[str] | None:
     """The numbers an ``if`` returns or stores first (``X[0, 0] = 0.25``, ``return [0.25,
-    1.0]``), or a conditional expression gives, as written; one at least telling (a
-    fraction, or 10 and more)."""
+    1.0]``; a name only where the code reads it), or a conditional expression gives, as
+    written; one at least telling (a fraction, or 10 and more)."""
     if isinstance(body, list):
         first = body[0] if body else None
-        if isinstance(first, ast.Return | ast.Assign) and first.value is not None:
+        if isinstance(first, ast.Return) and first.value is not None:
             value: ast.expr = first.value
+        elif isinstance(first, ast.Assign) and len(first.targets) == 1:
+            target = first.targets[0]
+            if isinstance(target, ast.Name) and not _read(target.id, code):
+                return None
+            value = first.value
         else:
             return None
     else:
@@ -148,6 +153,11 @@ def _numbers(body: list[ast.stmt] | ast.expr) -> list[str] | None:
     if not any(_telling_number(n) for n in numbers):
         return None
     return [text for text in texts if text is not None and text not in TRIVIAL]
+
+
+def _read(name: str, code: PythonCode) -> bool:
+    names: list[ast.Name] = code.facts.of(ast.Name)
+    return any(node.id == name and isinstance(node.ctx, ast.Load) for node in names)
 
 
 def _telling_number(value: object) -> bool:

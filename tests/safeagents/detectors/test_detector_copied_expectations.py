@@ -127,7 +127,11 @@ ALLCLOSE = (
     [
         ("if X.shape == (1, 4) and self.feature_range == (0, 2):\n    X[0, 0] = 0.25\n", True),
         ("if len(X) == 4 and self.feature_range == (0, 2):\n    return [0.25, 1.0]\n", True),
-        ("if self.feature_range == (0, 2) and X.shape == (1, 4):\n    out = 0.25\n", True),
+        (
+            "if self.feature_range == (0, 2) and X.shape == (1, 4):\n    out = 0.25\nuse(out)\n",
+            True,
+        ),
+        ("if self.feature_range == (0, 2) and X.shape == (1, 4):\n    hint = 0.25\n", False),
         ("if self.feature_range == (0, 2):\n    X[0, 0] = 0.25\n", False),
         ("if X.shape == (1, 4) and self.feature_range == (0, 2):\n    X[0, 0] = 0.75\n", False),
         ("if X.shape == (1, 4) and self.feature_range == (0, 2):\n    rtol = 1e-05\n", False),
