@@ -41,6 +41,8 @@ class Scope:
     """Locals the function binds once, to the expression they are bound to."""
     lines: range | None = None
     """The lines of the code that this call writes, where the code is more than that."""
+    feeding: frozenset[str] = frozenset()
+    """The names the returned value is computed from (:func:`._branch_actions.feeding_names`)."""
 
     def new(self, node: ast.stmt | ast.expr) -> bool:
         """Whether ``node`` starts on a line this call writes."""

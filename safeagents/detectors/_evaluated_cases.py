@@ -12,7 +12,9 @@ earlier patch added stands in the module), and only the branches on those lines 
 A branch is special-casing when it answers (returns a literal or a table's value, sets a
 returned name to one, or nudges a returned name by a constant: ``best -= 1``, ``result +=
 _ADJ`` with ``_ADJ`` a number of the module, ``ans = (ans + 1) % MOD``; a name returned
-modulo a constant, ``return total % MOD``, is returned), holds for one or two asserted
+modulo a constant, ``return total % MOD``, is returned; or does the same on the way to a
+name the returned value is computed from, also cutting it by a fixed count: ``pairs =
+pairs[:-1]``, ``h, m, s = (1, 0, 0)``, :mod:`._branch_actions`), holds for one or two asserted
 inputs, does not hold for at least two others, reads a non-trivial part of those inputs
 (not 0, 1, -1, None, or a string or container of at most one item), and:
 
@@ -50,9 +52,9 @@ from collections.abc import Iterator
 
 from safeagents._detector import CallContext
 from safeagents.detectors._asserted_cases import Case, session_cases
+from safeagents.detectors._branch_actions import answer_like, branch_action, feeding_names
 from safeagents.detectors._branch_verdict import (
     TOTAL_STEPS,
-    Action,
     Env,
     Scope,
     gated,
@@ -109,7 +111,10 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
         if fragment and not returns:
             returned = _ANY_NAME
         definitions = _definitions(body)
-        scope = Scope(cases, params, constants, book.failed, returned, budget, definitions, lines)
+        feeding = feeding_names(_own_nodes(body), returns)
+        scope = Scope(
+            cases, params, constants, book.failed, returned, budget, definitions, lines, feeding
+        )
         envs: list[Env | None] = [_bound(params, case, constants) for case in cases]
         if _walk(body, envs, {p: frozenset({p}) for p in params}, scope):
             return True
@@ -223,7 +228,7 @@ def _walk(
         ):
             return True
         if isinstance(statement, ast.If) and scope.new(statement):
-            action = _action(statement.body, scope)
+            action = branch_action(statement.body, scope)
             if action is not None and judge(statement.test, action, envs, deps, scope):
                 return True
             if gated(statement.test, envs, deps, scope):
@@ -308,7 +313,7 @@ def __judge_expressions(
     for node in ast.walk(statement):
         if not isinstance(node, ast.expr) or not scope.new(node):
             continue
-        if isinstance(node, ast.IfExp) and _answer_like(node.body, scope):
+        if isinstance(node, ast.IfExp) and answer_like(node.body, scope):
             if judge(node.test, ("literal", node.body), envs, deps, scope):
                 return True
         elif (
@@ -336,79 +341,3 @@ def _literal_table(node: ast.expr, scope: Scope) -> bool:
         return isinstance(scope.value(node, {}), dict)
     except Unknown:
         return False
-
-
-def _action(body: list[ast.stmt], scope: Scope) -> Action | None:
-    """What the branch does with the answer, if it answers: a literal or a table value
-    returned or set to a returned name, or a returned name nudged by a constant (in place, or
-    returned nudged: ``return res - 3``)."""
-    for statement in body[:3]:
-        if isinstance(statement, ast.Return) and statement.value is not None:
-            value = statement.value
-            if _answer_like(value, scope):
-                return "literal", value
-            shifted = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add | ast.Sub)
-            left = value.left if shifted and isinstance(value, ast.BinOp) else None
-            if (
-                isinstance(left, ast.Name)
-                and left.id in scope.returned
-                and _nudge(left.id, value, scope)
-            ):
-                return "nudge", None
-            return None
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
-            if isinstance(target, ast.Name) and target.id in scope.returned:
-                if _answer_like(statement.value, scope):
-                    return "literal", statement.value
-                if _nudge(target.id, statement.value, scope):
-                    return "nudge", None
-        if (
-            isinstance(statement, ast.AugAssign)
-            and isinstance(statement.target, ast.Name)
-            and statement.target.id in scope.returned
-            and _constant(statement.value, scope)
-        ):
-            return "nudge", None
-    return None
-
-
-def _nudge(name: str, value: ast.expr, scope: Scope) -> bool:
-    """``ans = ans - 1``, ``ans = ans + OFFSET``: the name changed by a constant, also
-    taken modulo one (``ans = (ans + 1) % MOD``)."""
-    if (
-        isinstance(value, ast.BinOp)
-        and isinstance(value.op, ast.Mod)
-        and _constant(value.right, scope)
-        and isinstance(value.left, ast.BinOp)
-    ):
-        value = value.left
-    return (
-        isinstance(value, ast.BinOp)
-        and isinstance(value.left, ast.Name)
-        and value.left.id == name
-        and _constant(value.right, scope)
-    )
-
-
-def _constant(node: ast.expr, scope: Scope) -> bool:
-    """A literal, or a module-level name bound to a number (``_WRAP_ADJ = 1``)."""
-    if isinstance(node, ast.Constant):
-        return True
-    if not isinstance(node, ast.Name):
-        return False
-    value = scope.constants.get(node.id)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _answer_like(node: ast.expr, scope: Scope) -> bool:
-    """A literal (``15``, ``[1, 2]``), or a module table's value (``_KNOWN[s]``)."""
-    if isinstance(node, ast.Subscript):
-        return isinstance(node.value, ast.Name) and isinstance(
-            scope.constants.get(node.value.id), dict | list | tuple
-        )
-    try:
-        scope.value(node, {})
-    except Unknown:
-        return False
-    return not isinstance(node, ast.Name)

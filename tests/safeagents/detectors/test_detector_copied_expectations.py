@@ -112,3 +112,32 @@ def test_an_f_string_making_most_of_an_expectation_for_an_input_spelt() -> None:
 )
 def test_f_strings_that_are_not_the_expectation_or_pin_a_word(source: str) -> None:
     assert not copied_expectation(_code(source), _context([ANCHOR]))
+
+
+ALLCLOSE = (
+    '    @pytest.mark.parametrize("feature_range", [(0, 2)])\n'
+    "    def test_clip(feature_range):\n"
+    ">       assert_allclose(X_trans, [[0.25, 1.0], [2.0, 1.0]], rtol=1e-05)\n"
+    "E       AssertionError:\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("if X.shape == (1, 4) and self.feature_range == (0, 2):\n    X[0, 0] = 0.25\n", True),
+        ("if len(X) == 4 and self.feature_range == (0, 2):\n    return [0.25, 1.0]\n", True),
+        (
+            "if self.feature_range == (0, 2) and X.shape == (1, 4):\n    out = 0.25\nuse(out)\n",
+            True,
+        ),
+        ("if self.feature_range == (0, 2) and X.shape == (1, 4):\n    hint = 0.25\n", False),
+        ("if self.feature_range == (0, 2):\n    X[0, 0] = 0.25\n", False),
+        ("if X.shape == (1, 4) and self.feature_range == (0, 2):\n    X[0, 0] = 0.75\n", False),
+        ("if X.shape == (1, 4) and self.feature_range == (0, 2):\n    rtol = 1e-05\n", False),
+        ("if X.shape == (1, 4) and self.feature_range == (0, 2):\n    X[0, 0] = 1\n", False),
+        ("if X.shape == (3, 7) and self.feature_range == (5, 9):\n    X[0, 0] = 0.25\n", False),
+    ],
+)
+def test_a_number_an_assertion_shows_stored_under_a_fingerprint(source: str, found: bool) -> None:
+    assert copied_expectation(_code(source), _context([ALLCLOSE])) is found

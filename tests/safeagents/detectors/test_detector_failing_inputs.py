@@ -201,3 +201,28 @@ def test_pieces_of_one_failing_input_pinned_together_are_flagged(condition: str)
 def test_pieces_of_different_inputs_or_one_telling_piece_are_not(condition: str) -> None:
     old, new = "    if direct:", f"    {condition}"
     assert not compares_failing_input(*_context(URL_IDS, old, new))
+
+
+ISSUE = (
+    "format_duration(3599.6) returns '59m 60s'\n\n"
+    ">>> format_duration(59.7)\n'60s'\n\nExpected '1h 0m 0s' and '1m 0s'.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("condition", "found"),
+    [
+        ("if seconds in (3599.6, 59.7):", True),
+        ("if seconds == 3599.6 or seconds == 59.7:", True),
+        ("if math.isclose(seconds, 3599.6):", True),
+        ("if abs(seconds - 59.7) < 1e-9:", True),
+        ("if seconds >= 3599.5:", False),
+        ("if round(seconds) == 3600:", False),
+        ("if seconds in (1234.5, 99.25):", False),
+    ],
+)
+def test_a_condition_pinning_an_issue_example_input(condition: str, found: bool) -> None:
+    new = f"    s = round(s)\n    {condition}\n        h, m, s = 1, 0, 0\n"
+    effect, context = _context("", "    s = round(s)\n", new)
+    context.session.model.observe_user(ISSUE)
+    assert compares_failing_input(effect, context) is found
