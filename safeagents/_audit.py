@@ -170,7 +170,8 @@ def audit_session(
     """Check every tool call of ``session`` in order, carrying session state along."""
     stated = session.cwd or cwd or stated_cwd(_opening_texts(session.messages))
     context = AnalysisContext(cwd=stated or AnalysisContext().cwd)
-    shown: dict[str, str] = {}  # call id -> the task's directory its read would show
+    shown: dict[str, list[tuple[str, str]]] = {}  # call id -> (task directory, name) shown
+    bare: dict[str, set[str]] = {}  # directory -> bare file names of the task shown there
     calls = list(_tool_calls(session.messages))
     harness_name = harness or session.harness or _detect_harness(firewall, session, calls)
     report = SessionReport(id=session.id, harness=harness_name)
@@ -182,10 +183,13 @@ def audit_session(
         if role == "tool" or (role == "user" and observation):
             observation = False
             output = _text(message.get("content"))
-            directory = shown.pop(str(message.get("tool_call_id") or ""), None)
-            if directory is not None and not stated and not shows_missing(output):
-                stated = directory
-                context = AnalysisContext(cwd=directory, home=context.home)
+            reads = shown.pop(str(message.get("tool_call_id") or ""), [])
+            for directory, name in reads if not stated and not shows_missing(output) else ():
+                bare.setdefault(directory, set()).add(name)
+                if "/" in name or len(bare[directory]) > 1:
+                    stated = directory
+                    context = AnalysisContext(cwd=directory, home=context.home)
+                    break
             state.observe_output(output)
             revealing = ToolCall(str(message.get("tool_call_id") or ""), "")
             report.findings.extend(
@@ -223,16 +227,18 @@ def audit_session(
     return report
 
 
-def _task_directory(state: SessionState, verdict: CallVerdict, shown: dict[str, str]) -> None:
+def _task_directory(
+    state: SessionState, verdict: CallVerdict, shown: dict[str, list[tuple[str, str]]]
+) -> None:
     """Remember the directory of the task's files a read of this call shows (see
-    :meth:`SessionModel.task_file_directory`), to be taken as the working directory once
-    its output shows the file there."""
+    :meth:`SessionModel.task_file_directory`): once its output shows the file there, it is
+    the working directory, where the instruction's relative path (``tests/test_a.py``) or
+    two of its bare file names (``func.py``, ``test.py``: a bare name may lie deeper) are."""
     for effect in verdict.effects:
         if effect.kind == "read" and effect.path is not None and verdict.call.id:
-            directory = state.model.task_file_directory(effect.path)
-            if directory is not None:
-                shown.setdefault(verdict.call.id, directory)
-                return
+            found = state.model.task_file_directory(effect.path)
+            if found is not None:
+                shown.setdefault(verdict.call.id, []).append(found)
 
 
 def _opening_texts(messages: Sequence[Mapping[str, Any]]) -> Iterator[str]:

@@ -315,17 +315,18 @@ class SessionModel:
         call's own) or below it."""
         return any(_at_or_below(path, directory) for directory in (self.cwd, cwd) if directory)
 
-    def task_file_directory(self, path: str) -> str | None:
-        """The directory that holds the instruction's files, when ``path`` (read, not
-        created) is one the instruction names by a relative file name (``func.py``,
-        ``tests/test_a.py``) and lies outside the working directory: where the task runs,
-        shown by the session when no working directory was stated."""
+    def task_file_directory(self, path: str) -> tuple[str, str] | None:
+        """Where the task's files are, and the name the instruction gives ``path`` by, when
+        ``path`` (read, not created) is one the instruction names by a relative file name
+        (``func.py``, ``tests/test_a.py``, the longest that fits) and lies outside the
+        working directory: where the task runs, when no working directory was stated."""
         if not _FILE_NAME.search(path) or _at_or_below(path, self.cwd) or self.created(path):
             return None
         parts = path.split("/")
         for start in range(max(len(parts) - 4, 1), len(parts)):  # the longest name first
-            if "/".join(parts[start:]) in self._instruction_names:
-                return "/".join(parts[:start]) or "/"
+            name = "/".join(parts[start:])
+            if name in self._instruction_names:
+                return "/".join(parts[:start]) or "/", name
         return None
 
     def is_task_test(self, path: str, is_test_path: bool) -> bool:
