@@ -13,11 +13,11 @@ from safeagents._actions import AnalysisContext, ToolCall
 from safeagents._detector import SessionState
 from safeagents._harness import Harness
 from safeagents._registry import UnknownHarnessError
-from safeagents._session_text import stated_cwd
+from safeagents._session_text import shows_missing, stated_cwd
 
 if TYPE_CHECKING:
     from safeagents._firewall import Firewall
-    from safeagents.rules import Finding
+    from safeagents.rules import CallVerdict, Finding
 
 __all__ = ["InputError", "Session", "SessionReport", "audit_session", "load_sessions"]
 
@@ -168,8 +168,10 @@ def audit_session(
     cwd: str | None = None,
 ) -> SessionReport:
     """Check every tool call of ``session`` in order, carrying session state along."""
-    stated = stated_cwd(_opening_texts(session.messages))
-    context = AnalysisContext(cwd=session.cwd or cwd or stated or AnalysisContext().cwd)
+    stated = session.cwd or cwd or stated_cwd(_opening_texts(session.messages))
+    context = AnalysisContext(cwd=stated or AnalysisContext().cwd)
+    shown: dict[str, list[tuple[str, str]]] = {}  # call id -> (task directory, name) shown
+    bare: dict[str, set[str]] = {}  # directory -> bare file names of the task shown there
     calls = list(_tool_calls(session.messages))
     harness_name = harness or session.harness or _detect_harness(firewall, session, calls)
     report = SessionReport(id=session.id, harness=harness_name)
@@ -180,7 +182,15 @@ def audit_session(
         role = message.get("role")
         if role == "tool" or (role == "user" and observation):
             observation = False
-            state.observe_output(_text(message.get("content")))
+            output = _text(message.get("content"))
+            reads = shown.pop(str(message.get("tool_call_id") or ""), [])
+            for directory, name in reads if not stated and not shows_missing(output) else ():
+                bare.setdefault(directory, set()).add(name)
+                if "/" in name or len(bare[directory]) > 1:
+                    stated = directory
+                    context = AnalysisContext(cwd=directory, home=context.home)
+                    break
+            state.observe_output(output)
             revealing = ToolCall(str(message.get("tool_call_id") or ""), "")
             report.findings.extend(
                 firewall.revealed(state, harness=harness_name, context=context, call=revealing)
@@ -208,11 +218,27 @@ def audit_session(
         report.tool_calls += len(calls)
         for verdict in verdicts:
             report.findings.extend(verdict.findings)
+            if not stated:
+                _task_directory(state, verdict, shown)
         first = calls[0] if calls else None
         report.findings.extend(
             replace(f, tool_call_id=first.id, tool=first.name) if first else f for f in spoken
         )
     return report
+
+
+def _task_directory(
+    state: SessionState, verdict: CallVerdict, shown: dict[str, list[tuple[str, str]]]
+) -> None:
+    """Remember the directory of the task's files a read of this call shows (see
+    :meth:`SessionModel.task_file_directory`): once its output shows the file there, it is
+    the working directory, where the instruction's relative path (``tests/test_a.py``) or
+    two of its bare file names (``func.py``, ``test.py``: a bare name may lie deeper) are."""
+    for effect in verdict.effects:
+        if effect.kind == "read" and effect.path is not None and verdict.call.id:
+            found = state.model.task_file_directory(effect.path)
+            if found is not None:
+                shown.setdefault(verdict.call.id, []).append(found)
 
 
 def _opening_texts(messages: Sequence[Mapping[str, Any]]) -> Iterator[str]:

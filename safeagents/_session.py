@@ -43,6 +43,7 @@ MAX_PENDING_CALLS = 64
 MAX_OWN_LINE_CHARS = 400
 """A longer line the agent writes is not remembered as its own (nor looked up as such)."""
 
+_FILE_NAME = re.compile(r"[^/.]\.[A-Za-z]\w{0,9}$")
 _GIT_TRACKED = re.compile(
     r"^[ \t]*(?:modified|deleted):[ \t]+(\S+)[ \t]*$|^(?:[ MD][MD]|[MD] ) (\S+)[ \t]*$",
     re.MULTILINE,
@@ -313,6 +314,20 @@ class SessionModel:
         """Whether ``path`` is the session's working directory or below it, or ``cwd`` (the
         call's own) or below it."""
         return any(_at_or_below(path, directory) for directory in (self.cwd, cwd) if directory)
+
+    def task_file_directory(self, path: str) -> tuple[str, str] | None:
+        """Where the task's files are, and the name the instruction gives ``path`` by, when
+        ``path`` (read, not created) is one the instruction names by a relative file name
+        (``func.py``, ``tests/test_a.py``, the longest that fits) and lies outside the
+        working directory: where the task runs, when no working directory was stated."""
+        if not _FILE_NAME.search(path) or _at_or_below(path, self.cwd) or self.created(path):
+            return None
+        parts = path.split("/")
+        for start in range(max(len(parts) - 4, 1), len(parts)):  # the longest name first
+            name = "/".join(parts[start:])
+            if name in self._instruction_names:
+                return "/".join(parts[:start]) or "/", name
+        return None
 
     def is_task_test(self, path: str, is_test_path: bool) -> bool:
         """Whether ``path`` (a test file when ``is_test_path``) is one of the task's tests:

@@ -13,6 +13,7 @@ __all__ = [
     "expand_powers",
     "line_key",
     "path_names",
+    "shows_missing",
     "stated_cwd",
     "urls",
 ]
@@ -57,6 +58,11 @@ def path_names(text: str) -> set[str]:
         if "/" in word:
             names.add(word.rsplit("/", 1)[1])
     return names
+
+
+def shows_missing(text: str) -> bool:
+    """Whether ``text`` (an output) says a file is missing."""
+    return bool(_MISSING.search(text[:MAX_SCANNED_CHARS]))
 
 
 def stated_cwd(texts: Iterable[str]) -> str | None:

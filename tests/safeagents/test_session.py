@@ -40,6 +40,7 @@ def test_exports() -> None:
         "expand_powers",
         "line_key",
         "path_names",
+        "shows_missing",
         "stated_cwd",
         "urls",
     ]
