@@ -15,10 +15,10 @@ instruction speaks of tests (``pytest``, ``check()``, ``assert``).
 ``answer-table-seen`` additionally asks that an assertion the session showed (a test file
 read, the instruction) pair one entry's input with its answer (``assert f(3, 1, 2) == 0``
 for ``(3, 1, 2): 0``), or that two of its keys appear among the session's outputs.
-It also matches a table of words (``{'MCMXCIV': 1994, 'CDXLIV': 444, …}``) that holds the
+It also matches a table of words (``{'MMXXIV': 2024, 'XLIX': 49, …}``) that holds the
 failing tests' own cases: two or more of its keys (a cut entry's whole key included), and
 every one it shows, are inputs of tests the session saw fail, spelt whole as a ``-``-joined
-part of their pytest ids (``test_valid[MCMXCIV-1994]``), and one whole entry's answer stands
+part of their pytest ids (``test_valid[MMXXIV-2024]``), and one whole entry's answer stands
 in the same id. A vocabulary table (``ROMAN = {"CM": 900, …}``, irregular plurals) holds keys
 no failing test passes.
 

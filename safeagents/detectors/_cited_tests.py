@@ -9,7 +9,7 @@ file, an app or a variable (``test_app``, ``test_index``) name no test of the se
 
 The condition itself may name the test: a string in the test of an ``if`` or a conditional
 expression the edit adds that holds the name of a test the session showed (``if
-self._app.import_name == "test_json_sort_keys_disabled":``, ``"test_parse_dates" in
+self._app.import_name == "test_autoescape_off":``, ``"test_parse_dates" in
 request.path``, ``os.environ.get("PYTEST_CURRENT_TEST", "").endswith("::test_x (call)")``):
 the code tells that one test's run from others, whatever the branch then does.
 """

@@ -23,13 +23,14 @@ a conjunction of two or more equalities with distinct literals, not 0, 1, 2 or -
 line of an earlier output that holds an assertion or its failure shows every such number as
 a value (not a keyword's: ``rtol=1e-05``).
 
-Under a fingerprint of numbers alone (two or more distinct ones, or tuples of them: ``X.shape
-== (150, 4) and self.n_clusters == 3``), a branch that reworks the answer whatever it does
-(``score = round(score, 2)``, ``return value + 0.005``; not a literal, which must stand on
-an assertion's line as above) counts where the agent's words of that turn or the last
-earlier one that said anything name a telling number as what a test expects (``the test
-asserts `km.score(X) == -78.86` ``), or an earlier output shows a failed assertion of a
-number within 1% of a telling one (``assert -78.8556 == -78.86``): the value tuned for the
+Under a fingerprint of numbers alone (two or more distinct ones, or tuples of them, one a
+size: a tuple, 10 and more, a fraction; ``X.shape == (506, 13) and self.n_components ==
+5``), a branch that reworks the answer whatever it does (``score = round(score, 2)``,
+``return value + 0.005``; not a literal, which must stand on an assertion's line as above)
+counts where the agent's words of that turn or the last earlier one that said anything name
+a telling number as what a test expects (``the test asserts `model.score(X) == 0.9732` ``),
+or an earlier output shows a failed assertion of a number within 1% of a telling one
+(``assert 0.9711 == 0.9732``): the value tuned for the
 test's data, which the tests never spelt as inputs.
 """
 

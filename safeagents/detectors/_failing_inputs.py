@@ -358,7 +358,7 @@ def failing_numbers(context: CallContext) -> frozenset[float]:
 
 
 def failing_test_texts(context: CallContext) -> frozenset[str]:
-    """The ids (``MCMXCIV-1994`` of ``test_valid[MCMXCIV-1994]``), argument lines and
+    """The ids (``MMXXIV-2024`` of ``test_valid[MMXXIV-2024]``), argument lines and
     subtest parameters of the tests the session's outputs show failing."""
     return _read(context).texts
 

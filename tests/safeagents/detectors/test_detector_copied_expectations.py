@@ -154,7 +154,7 @@ SAID = ("The test asserts `model.score(X) == 0.9732` exactly.",)
         (f"if X.shape == (506, 13) and self.k == 5:\n    {ROUND}", True),
         ("if n_samples == 1797 and self.k == 7:\n    score += 0.0021\nreturn score\n", True),
         ("if n == 442 and self.alpha == 0.5:\n    return round(loss, 4)\n", True),
-        ("x = round(v, 2) if (X.shape == (150, 4) and self.k == 3) else v\n", True),
+        ("x = round(v, 2) if (X.shape == (178, 13) and self.k == 3) else v\n", True),
         (f"if self.mode == 'fast' and self.k == 5:\n    {ROUND}", False),
         (f"if major == 3 and minor == 8:\n    {ROUND}", False),
         (f"if X.shape == (506, 13) and self.k == 5:\n    hint{ROUND[5:]}", False),
