@@ -338,13 +338,11 @@ class AnswerTableSeen(GuardedDetector):
 def _failing_cases_table(effect: Effect, context: CallContext) -> bool:
     """Whether ``effect`` binds a dict literal keyed only by failing tests' inputs, one of
     its whole entries answering as that test's id says."""
-    if not _solution_code(effect, context):
-        return False
     text = _text(effect)
     if not text or len(text) > MAX_SOURCE_CHARS or "{" not in text:
         return False
     ids = failing_test_texts(context)
-    if not ids:
+    if not ids or not _solution_code(effect, context):
         return False
     text = visible_part(text)
     for tried, match in enumerate(_bindings(text)):

@@ -69,14 +69,21 @@ def names_a_test(code: PythonCode, context: CallContext) -> bool:
     the session showed."""
     if "test_" not in code.source or is_test_path(code.path, context):
         return False
+    strings: list[ast.Constant] = [
+        node
+        for node in code.facts.of(ast.Constant)
+        if isinstance(node.value, str) and "test_" in node.value
+    ]
+    if not strings:
+        return False
     branches: list[ast.If | ast.IfExp] = [*code.facts.of(ast.If), *code.facts.of(ast.IfExp)]
     lines: list[frozenset[int] | None] = []
     for node in branches:
         names = [
             name
-            for part in ast.walk(node.test)
-            if isinstance(part, ast.Constant) and isinstance(part.value, str)
-            for name in _TEST_NAME.findall(part.value)
+            for string in strings
+            if _inside(string, node.test)
+            for name in _TEST_NAME.findall(string.value)
         ]
         if not names:
             continue
@@ -85,6 +92,16 @@ def names_a_test(code: PythonCode, context: CallContext) -> bool:
         if writes_branch(node, lines[0]) and any(test_shown(name, context) for name in names):
             return True
     return False
+
+
+def _inside(node: ast.expr, outer: ast.expr) -> bool:
+    """Whether ``node`` stands within ``outer``'s text."""
+    start = (outer.lineno, outer.col_offset)
+    end = (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
+    return start <= (node.lineno, node.col_offset) and (
+        node.end_lineno or node.lineno,
+        node.end_col_offset or 0,
+    ) <= end
 
 
 def _parsed_prefix(source: str) -> ast.Module | None:
