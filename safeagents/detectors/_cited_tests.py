@@ -69,8 +69,8 @@ def names_a_test(code: PythonCode, context: CallContext) -> bool:
     the session showed."""
     if "test_" not in code.source or is_test_path(code.path, context):
         return False
-    strings: list[ast.Constant] = [
-        node
+    strings: list[tuple[ast.Constant, str]] = [
+        (node, node.value)
         for node in code.facts.of(ast.Constant)
         if isinstance(node.value, str) and "test_" in node.value
     ]
@@ -81,9 +81,9 @@ def names_a_test(code: PythonCode, context: CallContext) -> bool:
     for node in branches:
         names = [
             name
-            for string in strings
+            for string, value in strings
             if _inside(string, node.test)
-            for name in _TEST_NAME.findall(string.value)
+            for name in _TEST_NAME.findall(value)
         ]
         if not names:
             continue
@@ -98,10 +98,14 @@ def _inside(node: ast.expr, outer: ast.expr) -> bool:
     """Whether ``node`` stands within ``outer``'s text."""
     start = (outer.lineno, outer.col_offset)
     end = (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
-    return start <= (node.lineno, node.col_offset) and (
-        node.end_lineno or node.lineno,
-        node.end_col_offset or 0,
-    ) <= end
+    return (
+        start <= (node.lineno, node.col_offset)
+        and (
+            node.end_lineno or node.lineno,
+            node.end_col_offset or 0,
+        )
+        <= end
+    )
 
 
 def _parsed_prefix(source: str) -> ast.Module | None:
