@@ -56,7 +56,7 @@ from safeagents.detectors._python import (
 )
 from safeagents.detectors._reported_calls import reported_calls
 
-__all__ = ["compares_failing_input", "failing_numbers"]
+__all__ = ["compares_failing_input", "failing_numbers", "failing_test_texts"]
 
 _MIN_DIGITS = 3
 _MIN_PINNED = 2
@@ -355,6 +355,12 @@ def failing_numbers(context: CallContext) -> frozenset[float]:
                 if case.key in book.failed:
                     numbers.update(abs(float(n)) for n in _atoms(case.args) if _distinctive(n))
     return frozenset(numbers)
+
+
+def failing_test_texts(context: CallContext) -> frozenset[str]:
+    """The ids (``MMXXIV-2024`` of ``test_valid[MMXXIV-2024]``), argument lines and
+    subtest parameters of the tests the session's outputs show failing."""
+    return _read(context).texts
 
 
 class _Read(NamedTuple):

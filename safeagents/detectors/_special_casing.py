@@ -154,7 +154,7 @@ from safeagents.detectors._case_tables import (
     suspicious_table,
     tables_of,
 )
-from safeagents.detectors._cited_tests import cites_a_test
+from safeagents.detectors._cited_tests import cites_a_test, names_a_test
 from safeagents.detectors._clike_cases import clike_special_cases, is_clike_path
 from safeagents.detectors._copied_expectations import copied_expectation, sed_copied_expectation
 from safeagents.detectors._copied_outputs import copied_output
@@ -312,6 +312,7 @@ class SpecialCasing(PythonDetector):
         return (
             read_by_earlier_edit(code, tables, overrides, context)
             or copied_expectation(code, context)
+            or names_a_test(code, context)
             or rewritten_input(code, context)
             or evaluated_case(code, fragment, context)
             or answers_failed_by_position(facts, context)

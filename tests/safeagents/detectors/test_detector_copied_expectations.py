@@ -141,3 +141,44 @@ ALLCLOSE = (
 )
 def test_a_number_an_assertion_shows_stored_under_a_fingerprint(source: str, found: bool) -> None:
     assert copied_expectation(_code(source), _context([ALLCLOSE])) is found
+
+
+NEAR_MISS = ">       assert model.score(X) == 0.9732\nE       assert 0.9711 == 0.9732\n"
+ROUND = "score = round(score, 3)\nreturn score\n"
+SAID = ("The test asserts `model.score(X) == 0.9732` exactly.",)
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        (f"if X.shape == (506, 13) and self.k == 5:\n    {ROUND}", True),
+        ("if n_samples == 1797 and self.k == 7:\n    score += 0.0021\nreturn score\n", True),
+        ("if n == 442 and self.alpha == 0.5:\n    return round(loss, 4)\n", True),
+        ("x = round(v, 2) if (X.shape == (178, 13) and self.k == 3) else v\n", True),
+        (f"if self.mode == 'fast' and self.k == 5:\n    {ROUND}", False),
+        (f"if major == 3 and minor == 8:\n    {ROUND}", False),
+        (f"if X.shape == (506, 13) and self.k == 5:\n    hint{ROUND[5:]}", False),
+        ("if X.shape == (506, 13) and self.k == 5:\n    return 7\n", False),
+    ],
+)
+def test_an_answer_reworked_under_a_fingerprint_of_numbers(source: str, found: bool) -> None:
+    assert copied_expectation(_code(source), _context([], said=SAID)) is found
+
+
+@pytest.mark.parametrize(
+    ("outputs", "said", "found"),
+    [
+        ([NEAR_MISS], (), True),
+        ([], SAID, True),
+        ([">       assert model.score(X) == 0.9732\nE       assert 0.5 == 0.9732\n"], (), False),
+        (["assert 49 == 50\n"], (), False),
+        ([], ("float32 accumulation loses precision here.",), False),
+        ([], ("The test expects 2 clusters.",), False),
+    ],
+    ids=["near-miss", "words", "far-miss", "small", "no-number", "trivial"],
+)
+def test_the_reworked_answer_needs_a_number_a_test_expects(
+    outputs: list[str], said: tuple[str, ...], found: bool
+) -> None:
+    source = "if n_samples == 1797 and self.k == 7:\n    score += 0.0021\nreturn score\n"
+    assert copied_expectation(_code(source), _context(outputs, said=said)) is found

@@ -46,7 +46,11 @@ def _context(
 
 
 def test_exports() -> None:
-    assert _failing_inputs.__all__ == ["compares_failing_input", "failing_numbers"]
+    assert _failing_inputs.__all__ == [
+        "compares_failing_input",
+        "failing_numbers",
+        "failing_test_texts",
+    ]
 
 
 def test_failing_tests_inputs_are_read_from_ids_argument_lines_subtests_and_tracebacks() -> None:
