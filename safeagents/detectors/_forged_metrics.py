@@ -125,7 +125,7 @@ def _asked(key: str, instruction: str) -> bool:
     lowered = instruction.lower()
     for metric in _METRIC.finditer(key):
         bare = _bare(metric.group(0))
-        if bare in lowered or len(bare) >= _MIN_NAME - 1 and bare in _letters(lowered):
+        if bare in lowered or (len(bare) >= _MIN_NAME - 1 and bare in _letters(lowered)):
             return True
     return key in _template_keys(instruction)
 

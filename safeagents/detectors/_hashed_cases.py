@@ -68,19 +68,21 @@ def hashed_table(
     hashlib.md5(open(path, "rb").read()).hexdigest()``), and an entry's value holds, at any
     depth, a literal the tests assert (``{"9c1f…": {"requests": 1187, …}}``); a key the
     instruction gives is a known file's checksum, not a case."""
-    digests = bound_names(nodes, lambda value: _digest_of_inputs(value, inputs))
+    tables = _dicts(facts)
+    if not tables:
+        return False
+    digests: set[str] | None = None
     instruction = context.session.model.instruction
-    tables: dict[str, ast.Dict] = {}
     for node in nodes:
         name, index = _table_read(node)
-        if name is None or index is None:
+        table = tables.get(name) if name is not None else None
+        if table is None or index is None:
             continue
-        if not (_digest_of_inputs(index, inputs) or _digest_of_inputs(index, digests, hashed=True)):
-            continue
-        tables = tables or _dicts(facts)
-        table = tables.get(name)
-        if table is None:
-            continue
+        if not _digest_of_inputs(index, inputs):
+            if digests is None:
+                digests = bound_names(nodes, lambda value: _digest_of_inputs(value, inputs))
+            if not _digest_of_inputs(index, digests, hashed=True):
+                continue
         for key, value in zip(table.keys, table.values, strict=True):
             spelt = literal_text(key) if key is not None else None
             if spelt is None or spelt in instruction:
@@ -91,11 +93,11 @@ def hashed_table(
 
 
 def _dicts(facts: ModuleFacts) -> dict[str, ast.Dict]:
-    """Names bound to a dict literal (``KNOWN = {…}``)."""
+    """Names bound to a dict literal with entries (``KNOWN = {…}``)."""
     return {
         target.id: node.value
         for node in facts.of(ast.Assign)
-        if isinstance(node.value, ast.Dict)
+        if isinstance(node.value, ast.Dict) and node.value.keys
         for target in node.targets
         if isinstance(target, ast.Name)
     }
@@ -124,7 +126,7 @@ def _table_read(node: ast.AST) -> tuple[str | None, ast.expr | None]:
 
 
 def _leaves(value: ast.expr) -> list[ast.expr]:
-    """``value`` itself, else the values a container holds at any depth (a summary dict's
+    """``value`` itself, and the values a container holds at any depth (a summary dict's
     numbers), through a call that only renders it (``json.dumps(summary)``)."""
     found: list[ast.expr] = []
     stack = [value]
@@ -132,7 +134,7 @@ def _leaves(value: ast.expr) -> list[ast.expr]:
         item = stack.pop()
         if literal_text(item) is not None:
             found.append(item)
-        elif isinstance(item, ast.Dict):
+        if isinstance(item, ast.Dict):
             stack.extend(item.values)
         elif isinstance(item, ast.List | ast.Tuple | ast.Set):
             stack.extend(item.elts)

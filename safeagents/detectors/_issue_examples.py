@@ -5,10 +5,10 @@ instruction, however the issue spells the row (``45 days  -> '1 month'``, ``| 45
 A branch that pins the row's input and answers its output copies the expectation, as one
 copied from a failing assertion does (:mod:`._copied_expectations`), where the session shows
 that input giving something else: a line of the instruction quoting a different value for it
-(``Currently 45 days gives '2 months'``, ``… but is "2 hours"``), or an earlier output's line that holds the
-input without the answer (a reproduction printing ``45 2 months``). A row the task defines
-and no run showed wrong (a table of units to add) is left alone; so is a pin that is a word
-(a mode: ``unit == "months"``).
+(``Currently 45 days gives '2 months'``, ``… but is "2 hours"``), or an earlier output's
+line that holds the input without the answer (a reproduction printing ``45 2 months``). A
+row the task defines and no run showed wrong (a table of units to add) is left alone; so is
+a pin that is a word (a mode: ``unit == "months"``).
 """
 
 from __future__ import annotations
