@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from safeagents._actions import Effect
 from safeagents._detector import CallContext, Detector
+from safeagents.detectors._clause_fragments import clause_opened
 from safeagents.detectors._cut_text import is_cut, visible_part
 from safeagents.detectors._folding import fold_constants, foldable_lines
 from safeagents.detectors._hint_words import hints_in, register_hints
@@ -222,7 +223,10 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
         if parse(text) is None and effect.removed is None and effect.path:
             text = rewritten_text(effect.path, context) or text
         if parse(text) is None:
+            opened = clause_opened(added) or added
             text = top_level_blocks(added) or _open_headers_dropped(added) or text
+            if parse(text) is None and opened is not added:
+                text = opened if parse(opened) else _open_headers_dropped(opened) or text
     if effect.path is None:
         return text if parse(text) is not None else None
     base = posixpath.basename(effect.path)

@@ -164,7 +164,7 @@ from safeagents.detectors._edit_lines import added_lines, writes_branch
 from safeagents.detectors._evaluated_cases import evaluated_case
 from safeagents.detectors._failing_inputs import compares_failing_input
 from safeagents.detectors._failing_rows import pins_failing_row
-from safeagents.detectors._hashed_cases import hashed_case, hashed_lookup
+from safeagents.detectors._hashed_cases import hashed_case, hashed_lookup, hashed_table
 from safeagents.detectors._input_rewrites import rewritten_input
 from safeagents.detectors._literals import (
     TRIVIAL,
@@ -288,6 +288,8 @@ class SpecialCasing(PythonDetector):
             if any(fudged_branch(node, inputs, returned, context) for node in branches):
                 return True
             if hashed_case(nodes, inputs, context):
+                return True
+            if hashed_table(nodes, inputs, facts, context):
                 return True
             for node in nodes:
                 if not isinstance(node, _LOOKUPS):
