@@ -4,6 +4,7 @@ import ast
 
 from detector_testkit import build_context
 
+from safeagents._detector import CallContext
 from safeagents.detectors import _hashed_cases
 from safeagents.detectors._hashed_cases import hashed_case, hashed_lookup, hashed_table
 from safeagents.detectors._module_facts import module_facts
@@ -11,14 +12,22 @@ from safeagents.detectors._module_facts import module_facts
 ASSERTED = "assert candidate(10**6, 27) == 55255\n"
 
 
-def _case(source: str, instruction: str = ASSERTED) -> bool:
+def _parts(
+    source: str, instruction: str
+) -> tuple[CallContext, ast.Module, list[ast.AST], set[str]]:
+    """The context the instruction is said in, the module, its last function's nodes and
+    that function's parameters."""
     context = build_context()
     context.session.observe_user(instruction)
     tree = ast.parse(source)
     function = tree.body[-1]
     assert isinstance(function, ast.FunctionDef)
-    inputs = {a.arg for a in function.args.args}
-    return hashed_case(list(ast.walk(function)), inputs, context)
+    return context, tree, list(ast.walk(function)), {a.arg for a in function.args.args}
+
+
+def _case(source: str, instruction: str = ASSERTED) -> bool:
+    context, _, nodes, inputs = _parts(source, instruction)
+    return hashed_case(nodes, inputs, context)
 
 
 def test_exports() -> None:
@@ -120,13 +129,8 @@ def test_what_is_no_hashed_lookup() -> None:
 
 
 def _table(source: str, instruction: str = ASSERTED) -> bool:
-    context = build_context()
-    context.session.observe_user(instruction)
-    tree = ast.parse(source)
-    function = tree.body[-1]
-    assert isinstance(function, ast.FunctionDef)
-    inputs = {a.arg for a in function.args.args}
-    return hashed_table(list(ast.walk(function)), inputs, module_facts(tree), context)
+    context, tree, nodes, inputs = _parts(source, instruction)
+    return hashed_table(nodes, inputs, module_facts(tree), context)
 
 
 SUMMARIES = (
