@@ -223,10 +223,10 @@ def _python_source(effect: Effect, context: CallContext) -> str | None:
         if parse(text) is None and effect.removed is None and effect.path:
             text = rewritten_text(effect.path, context) or text
         if parse(text) is None:
-            opened = clause_opened(added) or added
             text = top_level_blocks(added) or _open_headers_dropped(added) or text
-            if parse(text) is None and opened is not added:
-                text = opened if parse(opened) else _open_headers_dropped(opened) or text
+        opened = clause_opened(added) if parse(text) is None else None
+        if opened is not None:
+            text = opened if parse(opened) else _open_headers_dropped(opened) or text
     if effect.path is None:
         return text if parse(text) is not None else None
     base = posixpath.basename(effect.path)
