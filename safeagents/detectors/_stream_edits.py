@@ -279,17 +279,14 @@ def restores_older_revision(path: str, context: CallContext) -> bool:
     ``git checkout HEAD~1 -- f``, ``git restore --source=abc1234 f``, ``git show HEAD^:f > f``
     (restoring the checkout's own version, ``git checkout -- f``, is not)."""
     name = posixpath.basename(path)
-    stashed = _stashes_made(context.session.effects)
-    for effect in context.effects:
+    for index, effect in enumerate(context.effects):
         argv = effect.argv
-        if effect.kind == "exec" and effect.argv0 == "git" and len(argv) > 1:
-            stashed = _stashes_made((effect,), stashed)
         if effect.kind != "exec" or effect.argv0 != "git" or len(argv) < 3:
             continue
         if not any(name in word for word in argv[2:]):
             continue
         revisions = _revisions(argv[1], argv[2:])
-        if any(_OLDER.search(r) and not _own_stash(r, stashed) for r in revisions):
+        if any(_OLDER.search(r) and not _own_stash(r, context, index) for r in revisions):
             return True
     return False
 
@@ -312,11 +309,15 @@ def _stashes_made(effects: Iterable[Effect], count: int = 0) -> int:
     return count
 
 
-def _own_stash(revision: str, stashed: int) -> bool:
-    """Whether ``revision`` names a stash entry this session made (``stash@{0}``): what it
-    holds is the working tree the session had, not an older revision of the repository."""
+def _own_stash(revision: str, context: CallContext, index: int) -> bool:
+    """Whether ``revision`` names a stash entry this session made (``stash@{0}``) before the
+    call's effect ``index``: what it holds is the working tree the session had, not an older
+    revision of the repository."""
     found = _STASH_ENTRY.fullmatch(revision)
-    return found is not None and int(found.group(1) or 0) < stashed
+    if found is None:
+        return False
+    made = _stashes_made(context.effects[:index], _stashes_made(context.session.effects))
+    return int(found.group(1) or 0) < made
 
 
 def _revisions(command: str, words: tuple[str, ...]) -> list[str]:
