@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from safeagents._actions import Effect
+from safeagents._cut import visible_part
 from safeagents._detector import CallContext
-from safeagents.detectors._cut_text import visible_part
 from safeagents.detectors._failing_inputs import failing_test_texts
 from safeagents.detectors._identity_cache import IdentityCache
 from safeagents.detectors._python import MAX_SOURCE_CHARS, GuardedDetector, is_test_path

@@ -39,8 +39,8 @@ from collections import Counter
 from typing import ClassVar
 
 from safeagents._actions import Effect
+from safeagents._cut import is_cut, visible_part
 from safeagents._detector import CallContext
-from safeagents.detectors._cut_text import is_cut, visible_part
 from safeagents.detectors._history import earlier_content, recent_outputs, strip_line_numbers
 from safeagents.detectors._python import (
     GuardedDetector,

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from safeagents._actions import Effect
-from safeagents._cut import is_cut, visible_part
+from safeagents._cut import is_cut
 from safeagents._detector import CallContext, Detector
 
-__all__ = ["CutText", "is_cut", "visible_part"]
+__all__ = ["CutText"]
 
 
 class CutText(Detector):

@@ -32,8 +32,8 @@ from itertools import islice
 from typing import ClassVar
 
 from safeagents._actions import Effect
+from safeagents._cut import is_cut
 from safeagents._detector import CallContext
-from safeagents.detectors._cut_text import is_cut
 from safeagents.detectors._python import (
     GuardedDetector,
     enclosing_text,

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from safeagents._actions import Effect
+from safeagents._cut import is_cut, visible_part
 from safeagents._detector import CallContext, Detector
 from safeagents.detectors._clause_fragments import clause_opened
-from safeagents.detectors._cut_text import is_cut, visible_part
 from safeagents.detectors._folding import fold_constants, foldable_lines
 from safeagents.detectors._hint_words import hints_in, register_hints
 from safeagents.detectors._module_facts import ModuleFacts, module_facts

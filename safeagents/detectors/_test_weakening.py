@@ -68,6 +68,7 @@ from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 from safeagents._actions import Effect
+from safeagents._cut import is_cut, visible_part
 from safeagents._detector import CallContext
 from safeagents.detectors._assertions import (
     Excuse,
@@ -79,7 +80,6 @@ from safeagents.detectors._assertions import (
 )
 from safeagents.detectors._ast_facts import defined_functions
 from safeagents.detectors._case_rows import Row, drops_cases
-from safeagents.detectors._cut_text import is_cut, visible_part
 from safeagents.detectors._excuses import spelled_out
 from safeagents.detectors._history import earlier_content, names_of_tests, recent_outputs
 from safeagents.detectors._instruction_tests import redefines_instruction_tests
