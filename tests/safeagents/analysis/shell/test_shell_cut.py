@@ -40,6 +40,15 @@ def _deletes_the_test(script: str) -> bool:
         "for f in tests/test_core.py; do rm $f; x=(a b 'c",
         "for f in tests/test_core.py; do rm $f # the rest is a comm",
         "for ((i=0;i<1;i++)); do for f in tests/test_core.py; do rm $f; echo $((i+1",
+        # constructs closed before the cut: the scanner must close them where the script does
+        "x=$(ls); (cd a && true); for f in tests/test_core.py; do rm $f; ech",
+        "if a; then b; else c; fi; for f in tests/test_core.py; do rm $f; ech",
+        "for i in 1; do :; done; case a in b) c;; esac; [[ -f x ]] && "
+        "for f in tests/test_core.py; do rm $f; ech",
+        "cat <<EOF\nhi\nEOF\nfor f in tests/test_core.py; do rm $f; ech",
+        "echo $'a\\'b'; echo $(( (1+2) )); for f in tests/test_core.py; do rm $f; ech",
+        "function g { :; }; for f in tests/test_core.py; do rm $f; ech",
+        "while true; do for f in tests/test_core.py; do rm $f; done; ech",
     ],
 )
 def test_a_complete_command_before_the_cut_keeps_its_effect(script: str) -> None:
@@ -90,10 +99,9 @@ def test_a_cut_word_carries_the_marker_as_one_word() -> None:
         "for ((i=0;i<3;i++)); do rm f$i; echo $((i+1",
     ],
 )
-def test_every_reading_parses(script: str) -> None:
+def test_some_reading_parses(script: str) -> None:
     readings = list(cut_readings(script + CUT))
     assert readings
-    assert not parse(readings[0].encode()).root_node.has_error or len(readings) > 1
     assert any(not parse(text.encode()).root_node.has_error for text in readings)
 
 
