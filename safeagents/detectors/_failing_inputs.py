@@ -98,13 +98,13 @@ def _compares(code: PythonCode, context: CallContext) -> bool:
     pins = list(_pinned_calls(code))
     spelt = list(_compared_strings(code))
     pieces = list(_pinned_pieces(code))
-    whole = list(_pinned_numbers(code))
+    reported = reported_calls(context.session.model.instruction)
+    whole = list(_pinned_numbers(code)) if reported.numbers else []
     if not compared and not pins and not spelt and not pieces and not whole:
         return False
     failing = failing_numbers(context) if compared else frozenset()
     hits = {line for number, line in compared if number in failing}
-    reported = reported_calls(context.session.model.instruction)
-    if whole and reported.numbers:
+    if whole:
         said = {abs(float(n)) for n in reported.numbers if _distinctive(n)}
         hits.update(line for number, line in whole if number in said)
     if spelt or pieces:
