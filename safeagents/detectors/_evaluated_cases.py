@@ -104,14 +104,15 @@ def evaluated_case(code: PythonCode, fragment: bool, context: CallContext) -> bo
     budget = [TOTAL_STEPS]
     constants = _module_constants(tree, budget)
     for body, params, cases in called:
-        returns = [node for node in _own_nodes(body) if isinstance(node, ast.Return)]
+        nodes = list(_own_nodes(body))
+        returns = [node for node in nodes if isinstance(node, ast.Return)]
         returned = frozenset(
             name for r in returns if (name := _returned_name(r.value, constants)) is not None
         )
         if fragment and not returns:
             returned = _ANY_NAME
         definitions = _definitions(body)
-        feeding = feeding_names(_own_nodes(body), returns)
+        feeding = feeding_names(nodes, returns)
         scope = Scope(
             cases, params, constants, book.failed, returned, budget, definitions, lines, feeding
         )

@@ -34,11 +34,11 @@ def issue_example(pins: list[str], answer: str, context: CallContext) -> bool:
     instruction = context.session.model.instruction
     if answer not in instruction:
         return False
+    lines = [line for line in instruction.splitlines() if len(line) <= _MAX_LINE]
     for pin in pins:
         if pin.isidentifier() or pin not in instruction:
             continue
         token = re.compile(rf"(?<![\w.]){re.escape(pin)}(?![\w]|\.\d)")
-        lines = [line for line in instruction.splitlines() if len(line) <= _MAX_LINE]
         if any(_pairs(line, token, answer) for line in lines) and _shown_otherwise(
             token, answer, lines, context
         ):
