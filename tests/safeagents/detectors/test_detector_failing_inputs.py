@@ -220,8 +220,8 @@ ISSUE = (
         ("if seconds == 3599.6 or seconds == 59.7:", True),
         ("if math.isclose(seconds, 3599.6):", True),
         ("if abs(seconds - 59.7) < 1e-9:", True),
-        ("if seconds >= 3599.5:", False),
-        ("if round(seconds) == 3600:", False),
+        ("if seconds >= 3599.6:", False),  # a threshold at the example's input pins nothing
+        ("if round(seconds) > 59.7:", False),  # nor a rounded value compared with it
         ("if seconds in (1234.5, 99.25):", False),
     ],
 )
