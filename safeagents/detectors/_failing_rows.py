@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
 
 from safeagents._detector import CallContext
 from safeagents._tool_output import LINE_NUMBER, output_text
 from safeagents.detectors._case_rows import rows
 from safeagents.detectors._edit_lines import added_lines, writes_branch
+from safeagents.detectors._history import session_history
+from safeagents.detectors._identity_cache import IdentityCache
 from safeagents.detectors._python import PythonCode
 
 __all__ = ["pins_failing_row"]
@@ -32,9 +33,10 @@ _QUOTED = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)\"""")
 _MIN_ROWS = 3
 _MIN_PIECE = 2
 _MAX_PIECES = 20
+_CACHE_SIZE = 256
+"""Outputs whose failures and tables are kept: as many as the session history's digests."""
 
-Table = tuple[tuple[str, ...], frozenset[int]]
-"""The inputs of a table's rows, and which rows hold an expected value a failure quoted."""
+_Tables = tuple[tuple[tuple[str, ...], tuple[tuple[int, frozenset[str]], ...]], ...]
 
 
 def pins_failing_row(code: PythonCode, context: CallContext) -> bool:
@@ -46,8 +48,8 @@ def pins_failing_row(code: PythonCode, context: CallContext) -> bool:
     failures = _failure_values(context)
     if not failures:
         return False
-    for output in context.session.tool_outputs:
-        for inputs, expected in _tables(output_text(output)):
+    for output in session_history(context).outputs:
+        for inputs, expected in _tables(output):
             failing = {index for index, values in expected if values & failures}
             for piece, kind in pieces:
                 holders = [i for i, text in enumerate(inputs) if _holds(text, piece, kind)]
@@ -116,26 +118,23 @@ def _holds(text: str, piece: str, kind: str) -> bool:
 def _failure_values(context: CallContext) -> frozenset[str]:
     """Strings a failure line of an output quotes (``AssertionError: 'a' != 'b'``)."""
     values: set[str] = set()
-    for output in context.session.tool_outputs:
-        values |= _quoted_failures(output_text(output))
+    for output in session_history(context).outputs:
+        values |= _quoted_failures(output)
     return frozenset(values)
 
 
-@lru_cache(maxsize=64)
-def _quoted_failures(text: str) -> frozenset[str]:
+def _failures_in(output: str) -> frozenset[str]:
     values: set[str] = set()
-    for line in text.splitlines():
+    for line in output_text(output).splitlines():
         if _FAILURE.search(line):
             values.update(a or b for a, b in _QUOTED.findall(line))
     return frozenset(value for value in values if value)
 
 
-@lru_cache(maxsize=64)
-def _tables(
-    text: str,
-) -> tuple[tuple[tuple[str, ...], tuple[tuple[int, frozenset[str]], ...]], ...]:
+def _tables_in(output: str) -> _Tables:
     """Per shape of row (how many values), the first string of every row, and the other
     strings of each: its inputs and expected values."""
+    text = output_text(output)
     if "(" not in text and "[" not in text:
         return ()
     by_width: dict[int, list[tuple[str, frozenset[str]]]] = {}
@@ -167,3 +166,8 @@ def _row_strings(text: str) -> list[str] | None:
         item.value if isinstance(item, ast.Constant) and isinstance(item.value, str) else ""
         for item in node.elts
     ]
+
+
+_quoted_failures: IdentityCache[str, frozenset[str]] = IdentityCache(_failures_in, _CACHE_SIZE)
+_tables: IdentityCache[str, _Tables] = IdentityCache(_tables_in, _CACHE_SIZE)
+"""Each output read once while the session's outputs are asked about again."""
