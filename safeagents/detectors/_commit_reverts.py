@@ -50,21 +50,24 @@ class RevertsShownCommit(GuardedDetector):
     def detect(self, effect: Effect, context: CallContext) -> bool:
         if effect.kind != "write" or not effect.path:
             return False
+        edit = effect.removed is not None and effect.added is not None
+        if not edit and not (effect.content is None and effect.removed is None and effect.command):
+            return False
         diffs = [diff for diff in map(_shown_diff, recent_outputs(context)) if diff]
         if not diffs:
             return False
         if effect.removed is not None and effect.added is not None:
             return _edit_reverts(effect.removed, effect.added, diffs)
-        if effect.content is None and effect.removed is None and effect.command:
-            pairs = list(script_substitutions(effect.command))
-            return bool(pairs) and all(
-                any(_substitution_reverts(old, new, diff) for diff in diffs) for old, new in pairs
-            )
-        return False
+        pairs = list(script_substitutions(effect.command or ""))
+        return bool(pairs) and all(
+            any(_substitution_reverts(old, new, diff) for diff in diffs) for old, new in pairs
+        )
 
 
 def _shown_diff(output: str) -> _Diff | None:
     """The lines a unified diff in ``output`` removes and adds, stripped; None for no diff."""
+    if "@@" not in output and "diff --git" not in output:
+        return None
     lines = output.splitlines()[:_MAX_DIFF_LINES]
     if not any(line.startswith(("@@", "diff --git")) for line in lines):
         return None
