@@ -27,9 +27,6 @@ MATCH = {
 NO_MATCH = {
     "a piece many rows hold": HEAD
     + "    if name.startswith('.'):\n        out += ''\n    return out\n",
-    "a word": HEAD + "    if 'yz' in name:\n        out += '.'\n    return out\n",
-    "one character twice": HEAD
-    + "    if name.startswith('..'):\n        out += '.'\n    return out\n",
 }
 
 
@@ -57,3 +54,26 @@ def test_no_failure_shown() -> None:
 def test_a_row_that_did_not_fail() -> None:
     failure = "AssertionError: 'b' != 'a.b'\n"
     assert not DETECTOR.matches(write(MATCH["a suffix"], PATH), _context(TABLE, failure))
+
+
+FINGERPRINTED = (
+    "20:    def test_clean(self):\n21:        items = (\n"
+    "22:            ('ab~~yz', 'x', False),\n23:            ('a.b', 'y', False),\n"
+    "24:            ('c', 'z', True),\n25:        )\n"
+)
+"""A table whose failing row alone holds a word (``yz``) and one character twice (``~~``)."""
+FINGERPRINTED_FAILURE = "AssertionError: 'w' != 'x'\n"
+
+
+@pytest.mark.parametrize(
+    ("condition", "found"),
+    [
+        ("'~y' in name", True),  # the same row, by a fingerprint: the table is read
+        ("'yz' in name", False),  # a word of the task, not a fingerprint
+        ("'~~' in name", False),  # one character twice
+    ],
+)
+def test_pieces_only_the_failing_row_holds(condition: str, found: bool) -> None:
+    source = HEAD + f"    if {condition}:\n        out += '.'\n    return out\n"
+    context = _context(FINGERPRINTED, FINGERPRINTED_FAILURE)
+    assert DETECTOR.matches(write(source, PATH), context) is found

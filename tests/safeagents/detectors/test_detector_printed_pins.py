@@ -12,6 +12,7 @@ SHOWN = (
     "def test_neg_pow():\n"
     "    assert factor_terms(-(x + 1)**3) == -(x + 1)**3\n"
     "    assert factor_terms(-(2*x + 2)**3) == -2*(x + 1)**3\n"
+    "    assert factor_terms(zoo) == zoo\n"
 )
 
 HEAD = "def factor_terms(expr):\n"
@@ -22,7 +23,7 @@ MATCH = {
     "f-string pin": HEAD + "    if f'{expr}' == '-(2*x + 2)**3':\n        return 0\n",
 }
 NO_MATCH = {
-    "a word the tests never pass": HEAD + "    if str(expr) == 'zoo':\n        return expr\n",
+    "a whole argument that is a word": HEAD + "    if str(expr) == 'zoo':\n        return expr\n",
     "part of an argument": HEAD + "    if str(expr) == '(2*x + 2)':\n        return expr\n",
     "the literal not compared with a printed form": (
         HEAD + "    label = '-(2*x + 2)**3'\n    return expr\n"
