@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
+from functools import lru_cache
 from typing import ClassVar
 
 from safeagents._detector import CallContext
@@ -62,6 +63,7 @@ class ExpectedOutputReads(PythonDetector):
         return any(_emits(node, read_ids, holders) for node in ast.walk(tree))
 
 
+@lru_cache(maxsize=16)
 def _named_answer_files(instruction: str) -> frozenset[str]:
     """Base names of the expected-output files the instruction names."""
     names = set()
